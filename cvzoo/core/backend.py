@@ -1,0 +1,225 @@
+"""Devices and array modules: the only module of cvzoo that imports CuPy.
+
+A device is named ``'cpu'`` or ``'cuda:N'``. NumPy arrays live on the CPU, CuPy arrays on
+a GPU. CuPy is imported lazily, on the first request for a GPU device, so cvzoo imports
+and runs fully without it.
+
+>>> import numpy as np
+>>> get_device('cpu')
+Device('cpu')
+>>> get_array_module(np.zeros(3)) is np
+True
+"""
+
+import sys
+from typing import Any, Union
+
+import numpy
+
+from cvzoo import errors
+
+# An array of either backend; written in signatures instead of numpy.ndarray.
+Array = Any
+
+_cupy = None
+
+
+def _import_cupy():
+    """Import CuPy once, make its memory pool the allocator, and return the module."""
+    global _cupy
+    if _cupy is None:
+        try:
+            import cupy
+        except ImportError as exc:
+            raise RuntimeError(
+                'a CUDA device was requested but CuPy is not installed; '
+                "install it with: pip install 'cvzoo[cuda]'"
+            ) from exc
+        cupy.cuda.set_allocator(cupy.get_default_memory_pool().malloc)
+        _cupy = cupy
+    return _cupy
+
+
+def _cupy_if_loaded():
+    """Return CuPy when something already imported it, else None (never imports it)."""
+    if _cupy is not None:
+        return _cupy
+    module = sys.modules.get('cupy')
+    if module is None:
+        return None
+    return _import_cupy()
+
+
+def is_cuda_available() -> bool:
+    """Return True when CuPy imports and sees at least one GPU."""
+    try:
+        cupy = _import_cupy()
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # noqa: BLE001 - any failure means "no usable GPU"
+        return False
+
+
+class Device:
+    """A place where arrays live: the CPU or one CUDA GPU.
+
+    Args:
+        name (str): ``'cpu'`` or ``'cuda:N'``.
+
+    Attributes:
+        name (str): the canonical name.
+        kind (str): ``'cpu'`` or ``'cuda'``.
+        id (int): -1 for the CPU, the GPU ordinal otherwise.
+    """
+
+    def __init__(self, name: str):
+        if name == 'cpu':
+            self.kind, self.id = 'cpu', -1
+        elif name.startswith('cuda:') and name[5:].isdigit():
+            self.kind, self.id = 'cuda', int(name[5:])
+        else:
+            raise ValueError(f"device: expected 'cpu' or 'cuda:N', got {name!r}")
+        self.name = name
+
+    @property
+    def xp(self):
+        """The array module of this device (numpy or cupy)."""
+        return numpy if self.kind == 'cpu' else _import_cupy()
+
+    def send(self, array: Array) -> Array:
+        """Return ``array`` on this device: itself when already here, else a copy."""
+        return to_device(array, self)
+
+    def use(self):
+        """Make this device current (a no-op on the CPU); usable as a context manager."""
+        if self.kind == 'cuda':
+            return _import_cupy().cuda.Device(self.id)
+        return _NullContext()
+
+    def __eq__(self, other):
+        return isinstance(other, Device) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+    def __repr__(self):
+        return f'Device({self.name!r})'
+
+    def __str__(self):
+        return self.name
+
+
+class _NullContext:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return False
+
+
+CPU = Device('cpu')
+
+DeviceSpec = Union[str, int, Device, None]
+
+
+def get_device(spec: DeviceSpec) -> Device:
+    """Turn a device spec into a Device.
+
+    Args:
+        spec: ``'cpu'``, ``'cuda:N'``, an int (-1 is the CPU, N >= 0 is cuda:N), a Device,
+            or None (the CPU).
+
+    Returns:
+        Device: the device named.
+    """
+    if isinstance(spec, Device):
+        return spec
+    if spec is None:
+        return CPU
+    if isinstance(spec, bool):
+        raise TypeError(f'device: expected a str, int or Device, got {spec!r}')
+    if isinstance(spec, (int, numpy.integer)):
+        return CPU if spec < 0 else Device(f'cuda:{int(spec)}')
+    if isinstance(spec, str):
+        return CPU if spec == 'cpu' else Device(spec)
+    raise TypeError(f'device: expected a str, int or Device, got {type(spec).__name__}')
+
+
+def _raw(x):
+    """The array inside a Variable, or x itself."""
+    return getattr(x, 'array', x) if not isinstance(x, (numpy.ndarray, numpy.generic)) else x
+
+
+def get_device_from_array(x: Array) -> Device:
+    """Return the Device that array (or Variable) ``x`` lives on."""
+    x = _raw(x)
+    if isinstance(x, (numpy.ndarray, numpy.generic)) or x is None:
+        return CPU
+    cupy = _cupy_if_loaded()
+    if cupy is not None and isinstance(x, cupy.ndarray):
+        return Device(f'cuda:{x.device.id}')
+    return CPU
+
+
+def get_array_module(*args):
+    """Return cupy when any argument is a CuPy array (or holds one), numpy otherwise.
+
+    Arguments may be arrays, Variables, scalars or None.
+    """
+    cupy = _cupy_if_loaded()
+    if cupy is None:
+        return numpy
+    for x in args:
+        if isinstance(_raw(x), cupy.ndarray):
+            return cupy
+    return numpy
+
+
+def to_device(x: Array, device: DeviceSpec) -> Array:
+    """Return array ``x`` on ``device``: x itself when already there, else a copy.
+
+    None and Python scalars pass through unchanged; NumPy scalars become 0-d arrays on
+    a GPU.
+    """
+    if x is None:
+        return None
+    device = get_device(device)
+    if device.kind == 'cpu':
+        return to_numpy(x)
+    cupy = _import_cupy()
+    if isinstance(x, cupy.ndarray) and x.device.id == device.id:
+        return x
+    with cupy.cuda.Device(device.id):
+        return cupy.asarray(x)
+
+
+def to_numpy(x: Array) -> Array:
+    """Return ``x`` as a NumPy array on the host (x itself when it already is one)."""
+    if isinstance(x, (numpy.ndarray, numpy.generic)) or x is None:
+        return x
+    cupy = _cupy_if_loaded()
+    if cupy is not None and isinstance(x, cupy.ndarray):
+        return x.get()
+    return numpy.asarray(x)
+
+
+def check_same_device(arrays, what: str) -> None:
+    """Raise DeviceMismatchError naming both devices when ``arrays`` are not co-located.
+
+    Args:
+        arrays: arrays (None entries are skipped).
+        what (str): the operation, for the message.
+    """
+    if _cupy_if_loaded() is None:
+        return  # without CuPy every array is a NumPy array on the CPU
+    first = None
+    for x in arrays:
+        if x is None:
+            continue
+        device = get_device_from_array(x)
+        if first is None:
+            first = device
+        elif device != first:
+            raise errors.DeviceMismatchError(
+                f'{what}: inputs live on different devices, {first} and {device}; '
+                'move them with to_device() or F.copy() first'
+            )

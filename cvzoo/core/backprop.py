@@ -1,0 +1,178 @@
+"""The backward pass: ``backward()`` into leaves' ``.grad`` and ``grad()`` returning them.
+
+Functions are visited from the highest rank down, so each runs once, after every
+consumer of its outputs. Gradients are Variables; unless double backprop is asked for,
+the backward pass runs in no-backprop mode and records nothing.
+"""
+
+import heapq
+import itertools
+
+import numpy
+
+from cvzoo.core import config as config_module
+from cvzoo.core import variable as variable_module
+
+
+def backward(outputs, grad_outputs=None, *, retain_grad=False, enable_double_backprop=False,
+             retain_graph=None):
+    """Backpropagate from ``outputs`` and add the gradients into the leaves' ``.grad``.
+
+    Args:
+        outputs (list of Variable): where to start.
+        grad_outputs (list): their gradients (arrays or Variables); None entries use
+            the output's own ``grad``, or ones for a one-element output.
+        retain_grad (bool): keep ``grad`` on intermediate variables too.
+        enable_double_backprop (bool): record the backward graph.
+        retain_graph (bool): keep the forward graph; defaults to enable_double_backprop.
+    """
+    output_grads = _initial_grads(outputs, grad_outputs)
+    grads = _run(outputs, output_grads, (), enable_double_backprop, retain_graph, retain_grad)
+    for node, gx in grads.items():
+        variable = node.get_variable()
+        if variable is None or not node.requires_grad:
+            continue
+        if node.creator is not None and not retain_grad:
+            continue
+        old = variable.grad_var
+        variable.grad_var = gx if old is None else _add(old, gx, enable_double_backprop)
+
+
+def grad(outputs, inputs, grad_outputs=None, enable_double_backprop=False, retain_graph=None):
+    """Return the gradients of ``outputs`` with respect to ``inputs``; ``.grad`` untouched.
+
+    Args:
+        outputs (list of Variable): the values to differentiate.
+        inputs (list of Variable): with respect to these.
+        grad_outputs (list): gradients of the outputs (default: ones for one-element
+            outputs).
+        enable_double_backprop (bool): record the graph of the result, so it can be
+            differentiated again.
+        retain_graph (bool): keep the forward graph; defaults to enable_double_backprop.
+
+    Returns:
+        list: one Variable (or None where no path exists) per input.
+    """
+    outputs = list(outputs)
+    inputs = list(inputs)
+    for i, x in enumerate(inputs):
+        if not isinstance(x, variable_module.Variable):
+            raise TypeError(f'inputs[{i}]: expected a Variable, got {type(x).__name__}')
+    output_grads = _initial_grads(outputs, grad_outputs)
+    targets = tuple(x.node for x in inputs)
+    grads = _run(outputs, output_grads, targets, enable_double_backprop, retain_graph, False)
+    return [grads.get(node) for node in targets]
+
+
+def _initial_grads(outputs, grad_outputs):
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(
+            f'grad_outputs: expected {len(outputs)} entries (one per output), '
+            f'got {len(grad_outputs)}'
+        )
+    result = []
+    for i, (y, gy) in enumerate(zip(outputs, grad_outputs)):
+        if gy is None:
+            gy = y.grad_var
+        if gy is None:
+            if y.size != 1:
+                raise ValueError(
+                    f'outputs[{i}]: backward from a variable of shape {y.shape} needs its '
+                    'gradient; set y.grad or pass grad_outputs'
+                )
+            gy = y.xp.ones_like(y.array)
+        result.append(variable_module.as_variable(gy))
+    return result
+
+
+def _add(a, b, enable_double_backprop):
+    if enable_double_backprop:
+        return a + b
+    total = a.array + b.array
+    if isinstance(total, numpy.generic):  # 0-d + 0-d gives a numpy scalar
+        total = numpy.asarray(total)
+    return variable_module.Variable(total, requires_grad=False)
+
+
+def _run(outputs, output_grads, targets, enable_double_backprop, retain_graph, retain_grad):
+    """Run the backward loop; return {VariableNode: grad Variable} for leaves and targets."""
+    if retain_graph is None:
+        retain_graph = enable_double_backprop
+    mode = config_module.using_config('enable_backprop', enable_double_backprop)
+    with mode:
+        return _loop(outputs, output_grads, set(targets), enable_double_backprop, retain_graph,
+                     retain_grad)
+
+
+def _loop(outputs, output_grads, targets, enable_double_backprop, retain_graph, retain_grad):
+    grads = {}
+    heap = []
+    counter = itertools.count()
+    queued = set()
+
+    def push(function_node):
+        if function_node is not None and id(function_node) not in queued:
+            queued.add(id(function_node))
+            heapq.heappush(heap, (-function_node.rank, next(counter), function_node))
+
+    for y, gy in zip(outputs, output_grads):
+        _accumulate(grads, y.node, gy, enable_double_backprop)
+        push(y.creator)
+
+    while heap:
+        function_node = heapq.heappop(heap)[2]
+        function_node._check_not_released()
+        grad_outputs = _take_output_grads(function_node, grads, targets, retain_grad)
+        if all(gy is None for gy in grad_outputs):
+            continue
+        target_indexes = tuple(i for i, x in enumerate(function_node.inputs) if x.requires_grad)
+        if target_indexes:
+            grad_inputs = _call_backward(function_node, target_indexes, grad_outputs)
+            for i, gx in zip(target_indexes, grad_inputs):
+                if gx is None:
+                    continue
+                node = function_node.inputs[i]
+                _accumulate(grads, node, gx, enable_double_backprop, function_node)
+                push(node.creator)
+        if not retain_graph:
+            function_node._release()
+    return grads
+
+
+def _take_output_grads(function_node, grads, targets, retain_grad):
+    """Collect the gradients of a function's outputs, freeing those nobody else needs."""
+    result = []
+    for ref in function_node.outputs:
+        node = ref()
+        if node is None:
+            result.append(None)
+            continue
+        keep = node in targets or (retain_grad and node.get_variable() is not None)
+        result.append(grads.get(node) if keep else grads.pop(node, None))
+    return tuple(result)
+
+
+def _call_backward(function_node, target_indexes, grad_outputs):
+    grad_inputs = function_node.backward(target_indexes, grad_outputs)
+    if not isinstance(grad_inputs, (tuple, list)):
+        raise TypeError(f'{function_node.label}.backward must return a tuple')
+    n_input = len(function_node.inputs)
+    if len(grad_inputs) == n_input and n_input != len(target_indexes):
+        grad_inputs = [grad_inputs[i] for i in target_indexes]
+    if len(grad_inputs) != len(target_indexes):
+        raise ValueError(
+            f'{function_node.label}.backward returned {len(grad_inputs)} gradients for '
+            f'{len(target_indexes)} requested inputs'
+        )
+    return grad_inputs
+
+
+def _accumulate(grads, node, gx, enable_double_backprop, function_node=None):
+    gx = variable_module.as_variable(gx)
+    if node.shape is not None and gx.shape != node.shape:
+        where = f'{function_node.label}.backward' if function_node else 'backward'
+        raise ValueError(f'{where}: gradient of shape {gx.shape} for an input of shape {node.shape}')
+    old = grads.get(node)
+    grads[node] = gx if old is None else _add(old, gx, enable_double_backprop)

@@ -1,0 +1,67 @@
+"""Run-time configuration: train/test mode and whether to record the graph.
+
+The fields are read as ``config.train``, ``config.enable_backprop``, ``config.debug`` and
+``config.type_check``. Each thread sees the process-wide defaults until it changes a field,
+and fields are changed only through the context managers below.
+
+>>> with using_config('train', False):
+...     config.train
+False
+>>> config.train
+True
+"""
+
+import contextlib
+import threading
+
+_DEFAULTS = {
+    'train': True,
+    'enable_backprop': True,
+    'debug': False,
+    'type_check': True,
+}
+
+
+class _Config(threading.local):
+    """Per-thread configuration, initialised from the defaults."""
+
+    def __init__(self):
+        self.__dict__.update(_DEFAULTS)
+
+    def __setattr__(self, name, value):
+        if name not in _DEFAULTS:
+            raise AttributeError(f'unknown config field {name!r}; known: {sorted(_DEFAULTS)}')
+        super().__setattr__(name, value)
+
+    def __repr__(self):
+        fields = ', '.join(f'{k}={getattr(self, k)!r}' for k in _DEFAULTS)
+        return f'config({fields})'
+
+
+config = _Config()
+
+
+@contextlib.contextmanager
+def using_config(name: str, value):
+    """Set config field ``name`` to ``value`` inside the ``with`` block, then restore it.
+
+    Args:
+        name (str): one of ``train``, ``enable_backprop``, ``debug``, ``type_check``.
+        value: the new value.
+    """
+    old = getattr(config, name) if name in _DEFAULTS else None
+    setattr(config, name, value)
+    try:
+        yield
+    finally:
+        setattr(config, name, old)
+
+
+def no_backprop_mode():
+    """Context manager in which functions record no graph (inference, updates)."""
+    return using_config('enable_backprop', False)
+
+
+def force_backprop_mode():
+    """Context manager in which functions record the graph even inside no_backprop_mode."""
+    return using_config('enable_backprop', True)

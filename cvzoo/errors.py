@@ -1,0 +1,26 @@
+"""Exception classes that cvzoo raises for user mistakes and bad files.
+
+They subclass the built-in exception a user would expect (ValueError, OSError), so
+``except ValueError`` keeps working, while ``except cvzoo.errors.CvzooError`` catches
+everything cvzoo raises on purpose.
+"""
+
+
+class CvzooError(Exception):
+    """Base class of every exception cvzoo raises on purpose."""
+
+
+class DeviceMismatchError(CvzooError, ValueError):
+    """An operation got arrays that live on different devices."""
+
+
+class WeightLoadError(CvzooError, ValueError):
+    """A weight file does not fit the model (missing, unexpected or mis-shaped keys)."""
+
+
+class CorruptFileError(CvzooError, OSError):
+    """A file (image, annotation, weights) is truncated, malformed or not what it claims."""
+
+
+class DownloadError(CvzooError, OSError):
+    """A file could not be fetched or did not match its sha256."""

@@ -1,0 +1,69 @@
+import numpy
+import pytest
+
+import cvzoo.core as C
+from cvzoo import errors
+from cvzoo.core import backend
+
+
+@pytest.mark.parametrize('spec, name', [
+    ('cpu', 'cpu'), (-1, 'cpu'), (None, 'cpu'), (0, 'cuda:0'), ('cuda:3', 'cuda:3'),
+    (backend.Device('cuda:1'), 'cuda:1'),
+], ids=['cpu', 'minus1', 'none', 'int0', 'cuda3', 'device'])
+def test_get_device_accepts_every_spec(spec, name):
+    assert backend.get_device(spec).name == name
+
+
+@pytest.mark.parametrize('spec', ['gpu', 'cuda:', 'cuda:x', 'CPU'])
+def test_get_device_rejects_bad_names(spec):
+    with pytest.raises(ValueError, match='device'):
+        backend.get_device(spec)
+
+
+def test_get_device_rejects_bad_types():
+    with pytest.raises(TypeError, match='device'):
+        backend.get_device(1.5)
+
+
+def test_to_device_cpu_returns_same_array():
+    x = numpy.zeros(3)
+    assert backend.to_device(x, 'cpu') is x
+
+
+def test_get_array_module_numpy_for_variables_and_arrays():
+    assert backend.get_array_module(numpy.zeros(2), C.Variable(numpy.zeros(2)), None) is numpy
+
+
+def test_cupy_not_imported_by_cpu_work():
+    import sys
+
+    import cvzoo.core.functions as F
+
+    F.sum(C.Variable(numpy.ones(3, numpy.float32)) * 2)
+    assert backend._cupy is None or 'cupy' in sys.modules
+
+
+def test_check_same_device_names_both(monkeypatch):
+    devices = iter([backend.Device('cpu'), backend.Device('cuda:1')])
+    monkeypatch.setattr(backend, '_cupy_if_loaded', lambda: object())
+    monkeypatch.setattr(backend, 'get_device_from_array', lambda x: next(devices))
+    with pytest.raises(errors.DeviceMismatchError, match='cpu and cuda:1') as info:
+        backend.check_same_device([numpy.zeros(1), numpy.zeros(1)], 'Add')
+    assert isinstance(info.value, ValueError)
+    assert 'Add' in str(info.value)
+
+
+def test_gpu_device_without_cupy_gives_install_hint(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_cupy(name, *args, **kwargs):
+        if name == 'cupy':
+            raise ImportError('no cupy')
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(backend, '_cupy', None)
+    monkeypatch.setattr(builtins, '__import__', no_cupy)
+    with pytest.raises(RuntimeError, match=r"cvzoo\[cuda\]"):
+        backend.get_device('cuda:0').xp
