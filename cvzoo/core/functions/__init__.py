@@ -1,7 +1,7 @@
 """Differentiable functions: ``import cvzoo.core.functions as F``.
 
-One public function per module, re-exported here by family. Names and argument orders
-follow Chainer's.
+One public function per module; each is re-exported here, flat, under its family's
+banner and sorted within it. Names and argument orders follow Chainer's.
 """
 
 # --- activation ---
@@ -33,8 +33,8 @@ from cvzoo.core.functions.math.sum import sum
 # --- vision ---
 
 # --- Variable's operators and methods ---
-from cvzoo.core.functions.math import basic_math as _basic_math
 from cvzoo.core.functions import _variable_methods
+from cvzoo.core.functions.math import basic_math as _basic_math
 
 _basic_math.install_variable_arithmetics()
 _variable_methods.install()
