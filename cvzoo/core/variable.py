@@ -20,9 +20,9 @@ def _check_array(array, what='array'):
     if isinstance(array, numpy.ndarray):
         return
     if backend.get_array_module(array) is not numpy:
-        return  # a CuPy array
+        return  # a GPU array
     raise TypeError(
-        f'{what}: expected a numpy or cupy ndarray, got {type(array).__name__}; '
+        f'{what}: expected a NumPy or GPU ndarray, got {type(array).__name__}; '
         'wrap scalars and lists with numpy.asarray(..., dtype=numpy.float32) first'
     )
 
@@ -31,7 +31,7 @@ class Variable:
     """An array with a place in the computational graph.
 
     Args:
-        array: a numpy or cupy ndarray (or None for a Parameter not yet initialised).
+        array: a NumPy or GPU ndarray (or None for a Parameter not yet initialised).
         name (str): optional, shown in error messages.
         requires_grad (bool): whether backward computes a gradient for it.
 

@@ -5,7 +5,7 @@ import cvzoo.core as C
 
 
 def test_variable_rejects_lists():
-    with pytest.raises(TypeError, match='numpy or cupy ndarray'):
+    with pytest.raises(TypeError, match='NumPy or GPU ndarray'):
         C.Variable([1.0, 2.0])
 
 

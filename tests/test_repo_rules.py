@@ -1,0 +1,114 @@
+"""Architecture rules a linter cannot check: layering, CuPy isolation, test coverage of F.
+
+DESIGN.md: imports point downwards only (models -> core, utils, transforms, datasets;
+evaluators -> core, utils; datasets -> utils, transforms; utils and transforms ->
+core.backend at most; core imports nothing else of cvzoo).
+"""
+
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / 'cvzoo'
+
+# Which cvzoo subpackages each layer may import (besides itself and cvzoo.errors).
+ALLOWED = {
+    'core': {'core'},
+    'utils': {'utils', 'core.backend'},
+    'transforms': {'transforms', 'utils', 'core.backend'},
+    'datasets': {'datasets', 'utils', 'transforms'},
+    'evaluators': {'evaluators', 'core', 'utils'},
+    'models': {'models', 'core', 'utils', 'transforms', 'datasets'},
+    'testing': {'testing', 'core', 'utils', 'models', 'datasets', 'transforms', 'evaluators'},
+}
+# Modules allowed to write to stdout: the command line.
+PRINTING_ALLOWED = {'__main__.py', 'cli'}
+
+
+def _modules():
+    return sorted(p for p in PACKAGE.rglob('*.py'))
+
+
+def _layer(path):
+    parts = path.relative_to(PACKAGE).parts
+    return parts[0] if len(parts) > 1 else None
+
+
+def _cvzoo_imports(tree):
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module
+            for alias in node.names:
+                yield f'{node.module}.{alias.name}'
+
+
+def _allowed(target, layer):
+    if not target.startswith('cvzoo.') or target in ('cvzoo.errors',):
+        return True
+    rest = target[len('cvzoo.'):]
+    if rest == 'errors' or rest.startswith('errors.'):
+        return True
+    return any(rest == allowed or rest.startswith(allowed + '.') for allowed in ALLOWED[layer])
+
+
+@pytest.mark.parametrize('path', _modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_imports_point_downwards(path):
+    layer = _layer(path)
+    if layer not in ALLOWED:
+        return
+    tree = ast.parse(path.read_text(), str(path))
+    bad = sorted({t for t in _cvzoo_imports(tree) if not _allowed(t, layer)
+                  and not _is_name_import_of_allowed_module(t, layer)})
+    assert not bad, f'{path.relative_to(ROOT)} ({layer}) imports {bad}'
+
+
+def _is_name_import_of_allowed_module(target, layer):
+    # `from cvzoo.core import backend` yields 'cvzoo.core' and 'cvzoo.core.backend';
+    # the bare package name is fine when one of its allowed modules is what is imported.
+    rest = target[len('cvzoo.'):] if target.startswith('cvzoo.') else target
+    return any(allowed.startswith(rest + '.') for allowed in ALLOWED[layer])
+
+
+def test_only_backend_mentions_cupy():
+    offenders = [
+        str(p.relative_to(ROOT)) for p in _modules()
+        if 'cupy' in p.read_text() and p != PACKAGE / 'core' / 'backend.py'
+    ]
+    assert not offenders, f'only cvzoo/core/backend.py may mention cupy: {offenders}'
+
+
+def test_no_print_in_library_code():
+    offenders = []
+    for path in _modules():
+        rel = path.relative_to(PACKAGE)
+        if rel.parts[0] in PRINTING_ALLOWED:
+            continue
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and getattr(node.func, 'id', None) == 'print':
+                offenders.append(f'{rel}:{node.lineno}')
+    assert not offenders, f'print() in library code (use the progress helper or logging): {offenders}'
+
+
+def _exported_function_modules():
+    tree = ast.parse((PACKAGE / 'core' / 'functions' / '__init__.py').read_text())
+    modules = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module and not node.module.endswith('functions'):
+            parts = node.module.split('.')
+            if len(parts) == 5:  # cvzoo.core.functions.<family>.<module>
+                modules.add((parts[3], parts[4]))
+    return sorted(modules)
+
+
+@pytest.mark.parametrize('family, module', _exported_function_modules(),
+                         ids=lambda x: str(x))
+def test_every_exported_function_module_has_a_test_file(family, module):
+    tests = ROOT / 'tests' / 'core' / 'functions' / family
+    candidates = [tests / f'test_{module}.py'] + list(tests.glob(f'test_{module}*.py'))
+    assert any(c.exists() for c in candidates), f'no tests/core/functions/{family}/test_{module}.py'
