@@ -101,7 +101,7 @@ class Variable:
 
     @property
     def xp(self):
-        """numpy or cupy, whichever holds the array."""
+        """The array module (NumPy, or the GPU one) that holds the array."""
         return backend.get_array_module(self._array)
 
     @property
