@@ -5,5 +5,15 @@ retention); the ``assert_is_*`` checks test models and datasets against DESIGN.m
 """
 
 from cvzoo.testing.function_checks import check_forward, check_function, check_retention
+from cvzoo.testing.model_checks import (
+    assert_is_classification_model,
+    assert_is_detection_model,
+    assert_is_instance_segmentation_model,
+    assert_is_semantic_segmentation_model,
+)
 
-__all__ = ['check_forward', 'check_function', 'check_retention']
+__all__ = [
+    'assert_is_classification_model', 'assert_is_detection_model',
+    'assert_is_instance_segmentation_model', 'assert_is_semantic_segmentation_model',
+    'check_forward', 'check_function', 'check_retention',
+]
