@@ -1,0 +1,1 @@
+"""The training loop: iterators, updaters, the Trainer and its extensions."""
