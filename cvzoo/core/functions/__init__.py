@@ -5,6 +5,19 @@ banner and sorted within it. Names and argument orders follow Chainer's.
 """
 
 # --- activation ---
+from cvzoo.core.functions.activation.elu import elu
+from cvzoo.core.functions.activation.gelu import gelu
+from cvzoo.core.functions.activation.hard_sigmoid import hard_sigmoid
+from cvzoo.core.functions.activation.hard_swish import hard_swish
+from cvzoo.core.functions.activation.leaky_relu import leaky_relu
+from cvzoo.core.functions.activation.log_softmax import log_softmax
+from cvzoo.core.functions.activation.prelu import prelu
+from cvzoo.core.functions.activation.relu import relu
+from cvzoo.core.functions.activation.relu6 import relu6
+from cvzoo.core.functions.activation.sigmoid import sigmoid
+from cvzoo.core.functions.activation.softmax import softmax
+from cvzoo.core.functions.activation.swish import swish
+from cvzoo.core.functions.activation.tanh import tanh
 
 # --- array ---
 from cvzoo.core.functions.array.broadcast import broadcast_to, sum_to
