@@ -38,6 +38,10 @@ from cvzoo.core.functions.math.sum import sum
 # --- noise ---
 
 # --- normalization ---
+from cvzoo.core.functions.normalization.batch_normalization import batch_normalization
+from cvzoo.core.functions.normalization.fixed_batch_normalization import (
+    fixed_batch_normalization,
+)
 
 # --- pooling ---
 

@@ -1,0 +1,162 @@
+"""batch_normalization: normalise with the statistics of the batch (training)."""
+
+import numbers
+
+from cvzoo.core import backend, function_node
+
+
+def reduction_axes(what, x, gamma, axis):
+    """The axes of ``x`` that are normalised over; ``gamma`` holds the others.
+
+    With ``axis=None``: axis 0 and every axis after the ones ``gamma`` covers (the
+    channel axis 1 for a (C,) gamma), as Chainer's.
+    """
+    if axis is None:
+        axes = (0,) + tuple(range(1 + gamma.ndim, x.ndim))
+    else:
+        axes = (axis,) if isinstance(axis, int) else tuple(axis)
+        if any(not -x.ndim <= a < x.ndim for a in axes):
+            raise ValueError(f'{what}: axis {axis} is out of range for x of {x.ndim} axes')
+        axes = tuple(sorted(set(a % x.ndim for a in axes)))
+    kept = tuple(x.shape[i] for i in range(x.ndim) if i not in axes)
+    if kept != tuple(gamma.shape):
+        raise ValueError(
+            f'{what}: gamma must have shape {kept} (x {x.shape} without axes {axes}), '
+            f'got {gamma.shape}')
+    return axes
+
+
+def param_shape(x_shape, axes):
+    """The shape that broadcasts a parameter against x (size 1 on the reduced axes)."""
+    return tuple(1 if i in axes else n for i, n in enumerate(x_shape))
+
+
+def _inner_sum(a, b, axes):
+    """``sum(a * b)`` over ``axes`` without allocating the product."""
+    xp = backend.get_array_module(a)
+    letters = 'abcdefghijklmnopqrstuvwxyz'[:a.ndim]
+    kept = ''.join(c for i, c in enumerate(letters) if i not in axes)
+    return xp.einsum(f'{letters},{letters}->{kept}', a, b)
+
+
+class BatchNormalization(function_node.FunctionNode):
+    def __init__(self, eps, axes, running_mean=None, running_var=None, decay=0.9):
+        self.eps = eps
+        self.axes = axes
+        self.running_mean = running_mean
+        self.running_var = running_var
+        self.decay = decay
+
+    def forward(self, inputs):
+        x, gamma, beta = inputs
+        self.retain_inputs((0, 1))
+        shape = param_shape(x.shape, self.axes)
+        m = x.size // max(gamma.size, 1)
+        mean = x.mean(axis=self.axes, keepdims=True)
+        y = x - mean
+        var = (_inner_sum(y, y, self.axes) / x.dtype.type(m)).reshape(shape)
+        self.mean = mean
+        self.inv_std = (var + x.dtype.type(self.eps)) ** x.dtype.type(-0.5)
+        y *= gamma.reshape(shape) * self.inv_std
+        y += beta.reshape(shape)
+        self._update_running(mean, var, m)
+        return y,
+
+    def _update_running(self, mean, var, m):
+        keep, new = self.decay, 1 - self.decay
+        if self.running_mean is not None:
+            self.running_mean *= keep
+            self.running_mean += new * mean.reshape(self.running_mean.shape)
+        if self.running_var is not None:
+            unbiased = var * (m / max(m - 1, 1))
+            self.running_var *= keep
+            self.running_var += new * unbiased.reshape(self.running_var.shape)
+        # the running arrays belong to the caller; the node does not keep them
+        self.running_mean = self.running_var = None
+
+    def backward(self, indexes, grad_outputs):
+        x, gamma = self.get_retained_inputs()
+        grad = _BatchNormalizationGrad(self.axes, self.mean, self.inv_std)
+        gx, ggamma, gbeta = grad.apply((x, gamma, grad_outputs[0]))
+        return tuple((gx, ggamma, gbeta)[i] for i in indexes)
+
+
+class _BatchNormalizationGrad(function_node.FunctionNode):
+    """Closed-form gradients of batch normalisation (one pass over x, no graph)."""
+
+    def __init__(self, axes, mean, inv_std):
+        self.axes = axes
+        self.mean = mean
+        self.inv_std = inv_std
+
+    def forward(self, inputs):
+        x, gamma, gy = inputs
+        xp = backend.get_array_module(x)
+        m = x.dtype.type(x.size // max(gamma.size, 1))
+        shape = param_shape(x.shape, self.axes)
+        x_hat = x - self.mean
+        x_hat *= self.inv_std
+        gbeta = gy.sum(axis=self.axes)
+        ggamma = _inner_sum(gy, x_hat, self.axes)
+        # gx = gamma / std * (gy - (x_hat * ggamma + gbeta) / m), in x_hat's buffer
+        x_hat *= ggamma.reshape(shape) / m
+        x_hat += gbeta.reshape(shape) / m
+        gx = xp.subtract(gy, x_hat, out=x_hat)
+        gx *= gamma.reshape(shape) * self.inv_std
+        return gx, ggamma.astype(x.dtype, copy=False), gbeta.astype(x.dtype, copy=False)
+
+    def backward(self, indexes, grad_outputs):
+        raise NotImplementedError(
+            'batch_normalization: double backprop is not supported (its gradient is '
+            'computed in closed form by _BatchNormalizationGrad)')
+
+
+def batch_normalization(x, gamma, beta, eps=2e-5, running_mean=None, running_var=None,
+                        decay=0.9, axis=None):
+    """Batch normalisation with the batch's own statistics (Ioffe and Szegedy, ICML 2015).
+
+    ``y = gamma * (x - mean) / sqrt(var + eps) + beta``, with mean and (biased) var
+    taken over every axis but the ones ``gamma`` covers. When ``running_mean`` and
+    ``running_var`` are given they are updated IN PLACE, as Chainer does:
+    ``running = decay * running + (1 - decay) * batch``, with the unbiased variance
+    ``var * m / (m - 1)`` (m values per channel).
+
+    The gradient is computed in closed form by a dedicated node; it cannot be
+    differentiated again (double backprop raises NotImplementedError).
+
+    Args:
+        x (Variable or array): (N, C, ...) float.
+        gamma (Variable or array): scale, (C,) by default, x's dtype.
+        beta (Variable or array): shift, gamma's shape and dtype.
+        eps (float): added to the variance.
+        running_mean (array or None): gamma's shape; updated in place.
+        running_var (array or None): gamma's shape; updated in place.
+        decay (float): weight of the old running value, in [0, 1].
+        axis (None, int or tuple of int): the axes to normalise over; None means axis 0
+            and the axes after those gamma covers (axes (0, 2, 3) of NCHW).
+
+    Returns:
+        Variable: x's shape and dtype.
+
+    Raises:
+        ValueError: shapes of gamma/beta/running arrays do not fit x, or eps/decay are
+            out of range.
+    """
+    axes = reduction_axes('batch_normalization', x, gamma, axis)
+    check_params('batch_normalization', gamma, beta, eps)
+    if not isinstance(decay, numbers.Real) or not 0 <= decay <= 1:
+        raise ValueError(f'batch_normalization: decay must be in [0, 1], got {decay!r}')
+    for name, array in (('running_mean', running_mean), ('running_var', running_var)):
+        if array is not None and tuple(array.shape) != tuple(gamma.shape):
+            raise ValueError(f'batch_normalization: {name} must have gamma\'s shape '
+                             f'{gamma.shape}, got {array.shape}')
+    node = BatchNormalization(float(eps), axes, running_mean, running_var, float(decay))
+    return node.apply((x, gamma, beta))[0]
+
+
+def check_params(what, gamma, beta, eps):
+    """Raise a ValueError when beta does not match gamma or eps is not positive."""
+    if tuple(beta.shape) != tuple(gamma.shape):
+        raise ValueError(f'{what}: beta must have gamma\'s shape {gamma.shape}, got {beta.shape}')
+    if not isinstance(eps, numbers.Real) or eps <= 0:
+        raise ValueError(f'{what}: eps must be a positive number, got {eps!r}')

@@ -1,0 +1,69 @@
+"""fixed_batch_normalization: normalise with given statistics (inference)."""
+
+from cvzoo.core import function_node
+from cvzoo.core.functions.array import reshape
+from cvzoo.core.functions.math import sum as sum_module
+from cvzoo.core.functions.normalization import batch_normalization as bn_module
+
+
+class FixedBatchNormalization(function_node.FunctionNode):
+    def __init__(self, eps, axes):
+        self.eps = eps
+        self.axes = axes
+
+    def forward(self, inputs):
+        x, gamma, beta, mean, var = inputs
+        self.retain_inputs((0, 1, 3, 4))
+        dtype = x.dtype.type
+        scale = gamma * (var + dtype(self.eps)) ** dtype(-0.5)
+        shift = beta - mean * scale
+        shape = bn_module.param_shape(x.shape, self.axes)
+        # NOTE: x * scale + shift is two passes over x, the cheapest form for inference.
+        y = x * scale.reshape(shape)
+        y += shift.reshape(shape)
+        return y,
+
+    def backward(self, indexes, grad_outputs):
+        x, gamma, mean, var = self.get_retained_inputs()
+        gy, = grad_outputs
+        shape = bn_module.param_shape(x.shape, self.axes)
+        inv_std = (var + self.eps) ** -0.5
+        x_hat = (x - reshape.reshape(mean, shape)) * reshape.reshape(inv_std, shape)
+        gbeta = sum_module.sum(gy, axis=self.axes)
+        ggamma = sum_module.sum(gy * x_hat, axis=self.axes)
+        grads = {
+            0: gy * reshape.reshape(gamma * inv_std, shape),
+            1: ggamma,
+            2: gbeta,
+            3: -gbeta * gamma * inv_std,
+            4: ggamma * gamma * inv_std * inv_std * -0.5,
+        }
+        return tuple(grads[i] for i in indexes)
+
+
+def fixed_batch_normalization(x, gamma, beta, mean, var, eps=2e-5, axis=None):
+    """Batch normalisation with fixed statistics, as used at inference.
+
+    ``y = gamma * (x - mean) / sqrt(var + eps) + beta``. Gradients flow to all five
+    inputs, and the backward supports double backprop.
+
+    Args:
+        x (Variable or array): (N, C, ...) float.
+        gamma, beta (Variable or array): scale and shift, (C,) by default, x's dtype.
+        mean, var (Variable or array): the statistics, gamma's shape and dtype.
+        eps (float): added to the variance.
+        axis (None, int or tuple of int): as in batch_normalization.
+
+    Returns:
+        Variable: x's shape and dtype.
+
+    Raises:
+        ValueError: the shapes of gamma, beta, mean or var do not fit x.
+    """
+    axes = bn_module.reduction_axes('fixed_batch_normalization', x, gamma, axis)
+    bn_module.check_params('fixed_batch_normalization', gamma, beta, eps)
+    for name, array in (('mean', mean), ('var', var)):
+        if tuple(array.shape) != tuple(gamma.shape):
+            raise ValueError(f'fixed_batch_normalization: {name} must have gamma\'s shape '
+                             f'{gamma.shape}, got {array.shape}')
+    return FixedBatchNormalization(float(eps), axes).apply((x, gamma, beta, mean, var))[0]
