@@ -1,0 +1,147 @@
+"""convolution_2d: two-dimensional convolution (cross-correlation) of NCHW images."""
+
+from cvzoo.core import function_node
+from cvzoo.core import variable as variable_module
+from cvzoo.core.functions.connection import correlation
+from cvzoo.core.functions.connection import deconvolution_2d as deconvolution_2d_module
+from cvzoo.core.functions.connection import im2col
+from cvzoo.core.functions.math import sum as sum_module
+
+
+class Convolution2D(function_node.FunctionNode):
+    """y = correlate(x, W) + b, with the output size fixed in advance.
+
+    The output size (rather than cover_all) is what the node keeps, so that
+    deconvolution_2d's backward can ask for exactly the size of its input.
+    """
+
+    def __init__(self, stride, pad, dilate, groups, out_size):
+        self.stride = stride
+        self.pad = pad
+        self.dilate = dilate
+        self.groups = groups
+        self.out_size = out_size
+
+    def forward(self, inputs):
+        x, W = inputs[:2]
+        self.retain_inputs((0, 1))
+        y = correlation.correlate(
+            x, W, self.out_size, self.stride, self.pad, self.dilate, self.groups)
+        if len(inputs) == 3:
+            y += inputs[2].reshape(1, -1, 1, 1)
+        return y,
+
+    def backward(self, indexes, grad_outputs):
+        x, W = self.get_retained_inputs()
+        gy, = grad_outputs
+        result = []
+        if 0 in indexes:
+            result.append(deconvolution_2d_module.Deconvolution2D(
+                self.stride, self.pad, self.dilate, self.groups, x.shape[2:]
+            ).apply((gy, W))[0])
+        if 1 in indexes:
+            result.append(_Convolution2DGradW(self, W.shape[2:]).apply((x, gy))[0])
+        if 2 in indexes:
+            result.append(sum_module.sum(gy, axis=(0, 2, 3)))
+        return tuple(result)
+
+
+class _Convolution2DGradW(function_node.FunctionNode):
+    """gW of a convolution from (x, gy); bilinear, so its own backward is two convolutions."""
+
+    def __init__(self, parent, ksize):
+        self.stride = parent.stride
+        self.pad = parent.pad
+        self.dilate = parent.dilate
+        self.groups = parent.groups
+        self.ksize = tuple(ksize)
+
+    def forward(self, inputs):
+        x, gy = inputs
+        self.retain_inputs((0, 1))
+        gW = correlation.correlate_grad_weight(
+            x, gy, self.ksize, self.stride, self.pad, self.dilate, self.groups)
+        return gW,
+
+    def backward(self, indexes, grad_outputs):
+        x, gy = self.get_retained_inputs()
+        ggW, = grad_outputs
+        result = []
+        if 0 in indexes:
+            result.append(deconvolution_2d_module.Deconvolution2D(
+                self.stride, self.pad, self.dilate, self.groups, x.shape[2:]
+            ).apply((gy, ggW))[0])
+        if 1 in indexes:
+            result.append(Convolution2D(
+                self.stride, self.pad, self.dilate, self.groups, gy.shape[2:]
+            ).apply((x, ggW))[0])
+        return tuple(result)
+
+
+def convolution_2d(x, W, b=None, stride=1, pad=0, cover_all=False, *, dilate=1, groups=1):
+    """Two-dimensional convolution (a cross-correlation, as in every CNN library).
+
+    ``y[n, o, p, q] = b[o] + sum_{c, i, j} W[o, c, i, j] *
+    x_padded[n, g(o) * C / groups + c, p * sy + i * dy, q * sx + j * dx]``, where g(o) is
+    the group of output channel o. The output size along each axis is
+    ``(H + 2 * ph - (kh + (kh - 1) * (dy - 1))) // sy + 1``; cover_all rounds the division
+    up instead, padding the bottom/right edge, so that every input pixel is covered.
+
+    Forward cuts patches with a strided view and runs one batched matmul (a 1x1 kernel
+    without padding skips the patch copy); a depthwise convolution (one input channel
+    per group) loops over the kernel offsets. Double backprop is supported.
+
+    Args:
+        x (Variable or array): (N, C, H, W) float images.
+        W (Variable or array): (O, C / groups, kh, kw) filters, of x's dtype.
+        b (Variable, array or None): (O,) bias.
+        stride (int or pair of int): (sy, sx), >= 1.
+        pad (int or pair of int): (ph, pw) zeros added on each side, >= 0.
+        cover_all (bool): round the output size up (see above).
+        dilate (int or pair of int): (dy, dx) spacing of the kernel taps, >= 1.
+        groups (int): number of channel groups; C and O must be multiples of it.
+
+    Returns:
+        Variable: (N, O, out_h, out_w) of x's dtype.
+
+    Raises:
+        ValueError: mismatched channels, a bad bias shape or an output size < 1.
+        TypeError: non-float or mixed dtypes, or a non-integer stride/pad/dilate/groups.
+
+    >>> import numpy as np
+    >>> x = np.ones((1, 2, 5, 5), np.float32)
+    >>> W = np.ones((3, 2, 3, 3), np.float32)
+    >>> convolution_2d(x, W, stride=2, pad=1).shape
+    (1, 3, 3, 3)
+    """
+    node, inputs = _make_node(x, W, b, stride, pad, cover_all, dilate, groups)
+    return node.apply(inputs)[0]
+
+
+def _make_node(x, W, b, stride, pad, cover_all, dilate, groups):
+    """Validate the arguments of convolution_2d; return (node, inputs)."""
+    x, W = variable_module.as_variable(x), variable_module.as_variable(W)
+    b = None if b is None else variable_module.as_variable(b)
+    im2col.check_image_and_weight('convolution_2d', x, W, b)
+    stride = im2col.as_pair(stride, 'convolution_2d: stride', 1)
+    pad = im2col.as_pair(pad, 'convolution_2d: pad', 0)
+    dilate = im2col.as_pair(dilate, 'convolution_2d: dilate', 1)
+    groups = im2col.as_pair(groups, 'convolution_2d: groups', 1)[0]
+    if W.shape[0] % groups:
+        raise ValueError(f'convolution_2d: the output channels W.shape[0] must be a multiple '
+                         f'of groups={groups}, got W.shape={tuple(W.shape)}')
+    if x.shape[1] != W.shape[1] * groups:
+        raise ValueError(
+            f'convolution_2d: in_channels x.shape[1] must equal W.shape[1] * groups = '
+            f'{W.shape[1]} * {groups}, got x.shape={tuple(x.shape)}, W.shape={tuple(W.shape)}')
+    im2col.check_bias('convolution_2d', b, W.shape[0])
+    out_size = tuple(
+        im2col.get_conv_outsize(size, k, s, p, cover_all, d)
+        for size, k, s, p, d in zip(x.shape[2:], W.shape[2:], stride, pad, dilate))
+    if min(out_size) < 1:
+        raise ValueError(
+            f'convolution_2d: the output size {out_size} is empty; the input x.shape='
+            f'{tuple(x.shape)} is too small for W.shape={tuple(W.shape)} with stride='
+            f'{stride}, pad={pad}, dilate={dilate}')
+    node = Convolution2D(stride, pad, dilate, groups, out_size)
+    return node, (x, W) if b is None else (x, W, b)

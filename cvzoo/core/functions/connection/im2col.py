@@ -1,0 +1,179 @@
+"""Patch extraction shared by convolution and deconvolution (private to connection/).
+
+Notation: an image batch is (N, C, H, W); a kernel is (kh, kw) = (kernel height, kernel
+width); ``stride``, ``pad`` and ``dilate`` are (vertical, horizontal) pairs. A "col" array
+is (N, C, kh, kw, out_h, out_w): ``col[n, c, i, j, y, x]`` is the input pixel
+``(y * stride[0] + i * dilate[0] - pad[0], x * stride[1] + j * dilate[1] - pad[1])`` of
+channel c, zero outside the image.
+"""
+
+from cvzoo.core import backend
+
+
+def get_conv_outsize(size, k, s, p, cover_all=False, d=1):
+    """Output length of a convolution along one axis (Chainer's rule).
+
+    Args:
+        size (int): input length.
+        k (int): kernel length.
+        s (int): stride.
+        p (int): padding on each side.
+        cover_all (bool): add windows so every input pixel is covered, padding the end.
+        d (int): dilation.
+
+    Returns:
+        int: the output length (may be <= 0 for an input too small).
+    """
+    dilated = k + (k - 1) * (d - 1)
+    if cover_all:
+        return (size + p * 2 - dilated + s - 1) // s + 1
+    return (size + p * 2 - dilated) // s + 1
+
+
+def get_deconv_outsize(size, k, s, p, cover_all=False, d=1):
+    """Output length of a deconvolution along one axis (the inverse of get_conv_outsize).
+
+    Args: as in get_conv_outsize, with ``size`` the deconvolution's input length.
+
+    Returns:
+        int: the output length.
+    """
+    dilated = k + (k - 1) * (d - 1)
+    if cover_all:
+        return s * (size - 1) + dilated - s + 1 - 2 * p
+    return s * (size - 1) + dilated - 2 * p
+
+
+def padded_shape(in_size, ksize, out_size, stride, pad, dilate):
+    """(H, W) of the zero-padded image that every window of the output fits in.
+
+    The leading pad is ``pad``; the trailing one is ``pad`` or more, when cover_all (or an
+    explicit deconvolution outsize) asks for windows that reach past the image.
+    """
+    result = []
+    for size, k, out, s, p, d in zip(in_size, ksize, out_size, stride, pad, dilate):
+        needed = (out - 1) * s + (k - 1) * d + 1
+        result.append(max(size + 2 * p, needed))
+    return tuple(result)
+
+
+def pad_image(x, ksize, out_size, stride, pad, dilate):
+    """Return ``x`` zero-padded as padded_shape says (``x`` itself when nothing is needed)."""
+    n, c, h, w = x.shape
+    ph, pw = pad
+    full_h, full_w = padded_shape((h, w), ksize, out_size, stride, pad, dilate)
+    if (full_h, full_w) == (h, w):
+        return x
+    xp = backend.get_array_module(x)
+    result = xp.zeros((n, c, full_h, full_w), dtype=x.dtype)
+    result[:, :, ph:ph + h, pw:pw + w] = x
+    return result
+
+
+def offset_slices(i, j, out_size, stride, dilate):
+    """Slices of a padded image read by kernel offset (i, j) for every output pixel."""
+    top, left = i * dilate[0], j * dilate[1]
+    return (slice(top, top + (out_size[0] - 1) * stride[0] + 1, stride[0]),
+            slice(left, left + (out_size[1] - 1) * stride[1] + 1, stride[1]))
+
+
+def im2col(x, ksize, out_size, stride, pad, dilate):
+    """Patches of ``x`` as a strided view (N, C, kh, kw, out_h, out_w) of the padded image.
+
+    The view shares memory with the padded copy (or with ``x`` when no padding is
+    needed): copy it (e.g. by a reshape) before writing to it.
+
+    Args:
+        x (array): (N, C, H, W) images, any memory layout.
+        ksize, out_size, stride, pad, dilate (pairs of int): as in the module docstring.
+
+    Returns:
+        array: the col view.
+    """
+    xp = backend.get_array_module(x)
+    padded = pad_image(x, ksize, out_size, stride, pad, dilate)
+    stride_n, stride_c, stride_h, stride_w = padded.strides
+    shape = x.shape[:2] + tuple(ksize) + tuple(out_size)
+    strides = (stride_n, stride_c, dilate[0] * stride_h, dilate[1] * stride_w,
+               stride[0] * stride_h, stride[1] * stride_w)
+    return xp.lib.stride_tricks.as_strided(padded, shape, strides)
+
+
+def col2im(col, in_size, stride, pad, dilate):
+    """Sum a col array back onto the image it was cut from (the adjoint of im2col).
+
+    Args:
+        col (array): (N, C, kh, kw, out_h, out_w).
+        in_size (pair of int): (H, W) of the image.
+        stride, pad, dilate (pairs of int): as in the module docstring.
+
+    Returns:
+        array: (N, C, H, W), C-contiguous, of col's dtype.
+    """
+    xp = backend.get_array_module(col)
+    n, c, kh, kw, out_h, out_w = col.shape
+    full = padded_shape(in_size, (kh, kw), (out_h, out_w), stride, pad, dilate)
+    image = xp.zeros((n, c) + full, dtype=col.dtype)
+    # NOTE: a loop over the kh * kw kernel offsets only; each step is one strided add.
+    for i in range(kh):
+        for j in range(kw):
+            rows, cols = offset_slices(i, j, (out_h, out_w), stride, dilate)
+            image[:, :, rows, cols] += col[:, :, i, j]
+    return crop_image(image, in_size, pad)
+
+
+def crop_image(image, in_size, pad):
+    """Cut the (H, W) image out of its padded version; a contiguous copy when cropping."""
+    xp = backend.get_array_module(image)
+    (h, w), (ph, pw) = in_size, pad
+    if image.shape[2:] == (h, w):
+        return image
+    return xp.ascontiguousarray(image[:, :, ph:ph + h, pw:pw + w])
+
+
+def as_pair(value, name, minimum):
+    """Return ``value`` (an int or a pair of ints, each >= ``minimum``) as a pair.
+
+    Raises:
+        TypeError: when ``value`` is neither an int nor a pair of ints.
+        ValueError: when an entry is below ``minimum``.
+    """
+    pair = (value, value) if _is_int(value) else value
+    if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(map(_is_int, pair))):
+        raise TypeError(f'{name}: expected an int or a pair of ints, got {value!r}')
+    if min(pair) < minimum:
+        raise ValueError(f'{name}: expected values >= {minimum}, got {value!r}')
+    return int(pair[0]), int(pair[1])
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool) or (
+        hasattr(value, 'dtype') and getattr(value, 'ndim', 1) == 0 and value.dtype.kind in 'iu')
+
+
+def check_image_and_weight(what, x, W, b):
+    """Validate the ranks and dtypes of (x, W, b) of a 2-D (de)convolution named ``what``.
+
+    Raises:
+        ValueError: x or W not 4-D, or b not 1-D.
+        TypeError: a non-float array, or dtypes that differ.
+    """
+    for name, array, ndim in (('x', x, 4), ('W', W, 4), ('b', b, 1)):
+        if array is None:
+            continue
+        if array.dtype.kind != 'f':
+            raise TypeError(f'{what}: {name} must be a float array, got dtype {array.dtype}')
+        if array.dtype != x.dtype:
+            raise TypeError(
+                f'{what}: {name}.dtype must equal x.dtype ({x.dtype}), got {array.dtype}')
+        if array.ndim != ndim:
+            raise ValueError(
+                f'{what}: {name} must have {ndim} axes, got shape {tuple(array.shape)}')
+
+
+def check_bias(what, b, out_channels):
+    """Raise ValueError unless ``b`` is None or of shape (out_channels,)."""
+    if b is not None and b.shape[0] != out_channels:
+        raise ValueError(
+            f'{what}: b must have shape ({out_channels},) (the output channels), '
+            f'got {tuple(b.shape)}')
