@@ -36,8 +36,19 @@ from cvzoo.core.functions.connection.linear import linear
 # --- loss ---
 
 # --- math ---
+from cvzoo.core.functions.math.argmax import argmax
+from cvzoo.core.functions.math.argmin import argmin
 from cvzoo.core.functions.math.basic_math import absolute, add, div, mul, neg, pow, sub
+from cvzoo.core.functions.math.clip import clip
 from cvzoo.core.functions.math.exponential import exp, log
+from cvzoo.core.functions.math.matmul import matmul
+from cvzoo.core.functions.math.max import max
+from cvzoo.core.functions.math.maximum import maximum
+from cvzoo.core.functions.math.mean import mean
+from cvzoo.core.functions.math.min import min
+from cvzoo.core.functions.math.minimum import minimum
+from cvzoo.core.functions.math.sqrt import sqrt
+from cvzoo.core.functions.math.square import square
 from cvzoo.core.functions.math.sum import sum
 
 # --- noise ---
