@@ -1,0 +1,296 @@
+"""The COCO evaluation protocol (pycocotools' COCOeval), vectorised with NumPy.
+
+The detections of each (image, class) group are matched greedily to its ground truth in
+score order, for ten IoU thresholds and four area ranges at once; a Python loop runs
+over the rank of a detection inside its group (at most 100 steps), never over images or
+boxes. The precision and recall tables then come out exactly as COCOeval.accumulate()
+builds them, so the summary numbers agree with pycocotools.
+
+This module is shared by eval_detection_coco (box IoU) and eval_instance_segmentation_coco
+(mask IoU); each passes its own intersection function.
+"""
+
+import numpy
+
+IOU_THRESHS = numpy.linspace(0.5, 0.95, 10)
+RECALL_THRESHS = numpy.linspace(0.0, 1.0, 101)
+AREA_RANGES = {
+    'all': (0.0, 1e10),
+    'small': (0.0, 32.0 ** 2),
+    'medium': (32.0 ** 2, 96.0 ** 2),
+    'large': (96.0 ** 2, 1e10),
+}
+AREA_NAMES = tuple(AREA_RANGES)
+MAX_DETS = (1, 10, 100)
+
+
+def _ceil_pow2(n):
+    """The smallest power of two >= n (1 for n <= 1), elementwise."""
+    n = numpy.maximum(numpy.asarray(n), 1)
+    return (2 ** numpy.ceil(numpy.log2(n))).astype(numpy.int64)
+
+
+def _rank_in_group(group):
+    """The position of each element inside its run of equal, sorted ``group`` values."""
+    n = len(group)
+    if n == 0:
+        return numpy.zeros(0, numpy.int64)
+    starts = numpy.r_[0, numpy.flatnonzero(group[1:] != group[:-1]) + 1]
+    lengths = numpy.diff(numpy.r_[starts, n])
+    return numpy.arange(n) - numpy.repeat(starts, lengths)
+
+
+def _last_argmax(key):
+    """Index of the last maximum along the last axis (COCOeval keeps the last of ties)."""
+    size = key.shape[-1]
+    return size - 1 - numpy.argmax(key[..., ::-1], axis=-1)
+
+
+class Problem:
+    """The flat, sorted description of one COCO evaluation.
+
+    Attributes (D kept detections, G ground truths, all float64 / int64):
+        det_img, det_label, det_score, det_rank: image index, class, score and rank
+            inside its (image, class) group by decreasing score (stable), D each.
+        det_index: the index into the caller's flat detection arrays.
+        det_area: (D,) area used for the area ranges.
+        gt_img, gt_label, gt_crowd, gt_area: (G,) as above; gt_index likewise.
+    """
+
+    def __init__(self, det_img, det_label, det_score, det_area, gt_img, gt_label, gt_crowd,
+                 gt_area):
+        det_score = numpy.asarray(det_score, numpy.float64)
+        order = numpy.lexsort((-det_score, det_label, det_img))
+        group = det_img[order] * (int(max(det_label.max(initial=0), gt_label.max(initial=0)))
+                                  + 1) + det_label[order]
+        rank = _rank_in_group(group)
+        keep = rank < MAX_DETS[-1]
+        self.det_index = order[keep]
+        self.det_rank = rank[keep]
+        self.det_img = det_img[self.det_index]
+        self.det_label = det_label[self.det_index]
+        self.det_score = det_score[self.det_index]
+        self.det_area = numpy.asarray(det_area, numpy.float64)[self.det_index]
+        self.gt_index = numpy.lexsort((numpy.arange(len(gt_img)), gt_label, gt_img))
+        self.gt_img = gt_img[self.gt_index]
+        self.gt_label = gt_label[self.gt_index]
+        self.gt_crowd = numpy.asarray(gt_crowd, bool)[self.gt_index]
+        self.gt_area = numpy.asarray(gt_area, numpy.float64)[self.gt_index]
+
+
+def _groups(problem):
+    """Group id of each detection and ground truth, and per-group counts."""
+    n_label = int(max(problem.det_label.max(initial=0), problem.gt_label.max(initial=0))) + 1
+    det_key = problem.det_img.astype(numpy.int64) * n_label + problem.det_label
+    gt_key = problem.gt_img.astype(numpy.int64) * n_label + problem.gt_label
+    keys, inverse = numpy.unique(numpy.r_[det_key, gt_key], return_inverse=True)
+    det_group = inverse[:len(det_key)]
+    gt_group = inverse[len(det_key):]
+    n_det = numpy.bincount(det_group, minlength=len(keys))
+    n_gt = numpy.bincount(gt_group, minlength=len(keys))
+    return det_group, gt_group, n_det, n_gt
+
+
+def _take(values, idx, fill=0):
+    """``values[idx]`` where idx >= 0 and ``fill`` at the padding (idx == -1)."""
+    if len(values) == 0:
+        shape = idx.shape + numpy.shape(values)[1:]
+        return numpy.full(shape, fill, dtype=numpy.asarray(values).dtype)
+    out = values[numpy.maximum(idx, 0)]
+    out[idx < 0] = fill
+    return out
+
+
+def _area_ignore(area):
+    """(N, A) bool: True where ``area`` lies outside each area range."""
+    lo = numpy.array([r[0] for r in AREA_RANGES.values()])
+    hi = numpy.array([r[1] for r in AREA_RANGES.values()])
+    return (area[:, None] < lo) | (area[:, None] > hi)
+
+
+def _match_bucket(iou, gt_ignore, gt_crowd, gt_exists):
+    """Greedy COCO matching of padded groups.
+
+    Args:
+        iou: (n, Dp, Gp) IoU of each detection (by rank) with each ground truth.
+        gt_ignore: (n, A, Gp) bool; gt_crowd, gt_exists: (n, Gp) bool.
+
+    Returns:
+        matched, gt_ignored: (n, A, T, Dp) bool; whether a detection found a ground truth
+        and whether that ground truth is ignored.
+    """
+    n, n_det, n_gt = iou.shape
+    n_area = gt_ignore.shape[1]
+    thresh = numpy.minimum(IOU_THRESHS, 1 - 1e-10)[None, None, :, None]
+    shape = (n, n_area, len(IOU_THRESHS))
+    gt_taken = numpy.zeros(shape + (n_gt,), bool)
+    matched = numpy.zeros(shape + (n_det,), bool)
+    matched_ignored = numpy.zeros(shape + (n_det,), bool)
+    ignore = gt_ignore[:, :, None, :]
+    rows = numpy.indices(shape)
+    for r in range(n_det):
+        iou_r = iou[:, None, None, r, :]
+        blocked = (gt_taken & ~gt_crowd[:, None, None, :]) | ~gt_exists[:, None, None, :]
+        ok = (iou_r >= thresh) & ~blocked
+        # NOTE: COCOeval prefers any ground truth that is not ignored; among equals it
+        # keeps the one with the highest IoU, and the last one on a tie.
+        ok_kept = ok & ~ignore
+        ok_ignored = ok & ignore
+        use_kept = ok_kept.any(axis=-1)
+        key = numpy.where(numpy.where(use_kept[..., None], ok_kept, ok_ignored), iou_r, -1.0)
+        best = _last_argmax(key)
+        found = use_kept | ok_ignored.any(axis=-1)
+        matched[..., r] = found
+        matched_ignored[..., r] = found & ~use_kept
+        gt_taken[rows[0], rows[1], rows[2], best] |= found
+    return matched, matched_ignored
+
+
+def match(problem, intersection_fn, det_iou_area, gt_iou_area):
+    """Run the greedy matching; return (D, A, T) bool arrays ``matched`` and ``ignored``.
+
+    ``intersection_fn(det_idx, gt_idx)`` takes (n, Dp) and (n, Gp) int arrays of indices
+    into the caller's flat detections and ground truths (-1 = padding) and returns the
+    (n, Dp, Gp) float64 intersection areas; ``det_iou_area`` (D,) and ``gt_iou_area`` (G,)
+    are the areas that go into the IoU denominators, in the problem's (sorted) order.
+    """
+    det_group, gt_group, n_det, n_gt = _groups(problem)
+    gt_pos = _rank_in_group(gt_group)
+    n_area, n_iou = len(AREA_RANGES), len(IOU_THRESHS)
+    matched = numpy.zeros((len(det_group), n_area, n_iou), bool)
+    ignored = numpy.zeros((len(det_group), n_area, n_iou), bool)
+    gt_ignore_all = _area_ignore(problem.gt_area) | problem.gt_crowd[:, None]
+    bucket = _ceil_pow2(n_det) * 4096 + _ceil_pow2(n_gt)
+    for key in numpy.unique(bucket[n_det > 0]):
+        groups = numpy.flatnonzero(bucket == key)
+        local = numpy.full(len(n_det), -1)
+        local[groups] = numpy.arange(len(groups))
+        d_pad, g_pad = int(key // 4096), int(key % 4096)
+        det_sel = numpy.flatnonzero(local[det_group] >= 0)
+        gt_sel = numpy.flatnonzero(local[gt_group] >= 0)
+        det_idx = numpy.full((len(groups), d_pad), -1)
+        det_idx[local[det_group[det_sel]], problem.det_rank[det_sel]] = det_sel
+        gt_idx = numpy.full((len(groups), g_pad), -1)
+        gt_idx[local[gt_group[gt_sel]], gt_pos[gt_sel]] = gt_sel
+        inter = intersection_fn(_take(problem.det_index, det_idx, -1),
+                                _take(problem.gt_index, gt_idx, -1))
+        crowd = _take(problem.gt_crowd, gt_idx, False)
+        det_a = _take(det_iou_area, det_idx)[:, :, None]
+        gt_a = _take(gt_iou_area, gt_idx)[:, None, :]
+        union = numpy.where(crowd[:, None, :], det_a, det_a + gt_a - inter)
+        iou = numpy.where(union > 0, inter / numpy.where(union > 0, union, 1.0), 0.0)
+        gt_ignore = numpy.moveaxis(_take(gt_ignore_all, gt_idx, True), 1, 2)
+        m, m_ig = _match_bucket(iou, gt_ignore, crowd, gt_idx >= 0)
+        valid = det_idx >= 0
+        matched[det_idx[valid]] = numpy.moveaxis(m, 3, 1)[valid]
+        ignored[det_idx[valid]] = numpy.moveaxis(m_ig, 3, 1)[valid]
+    outside = _area_ignore(problem.det_area)[:, :, None]
+    ignored |= ~matched & outside
+    return matched, ignored
+
+
+def _class_tables(matched, ignored, n_kept_gt):
+    """Precision (T, R) and recall (T,) of one class, area range and max_dets (COCOeval)."""
+    n_iou = len(IOU_THRESHS)
+    precision = numpy.zeros((n_iou, len(RECALL_THRESHS)))
+    n_pred = matched.shape[1]
+    if n_pred == 0:
+        return precision, numpy.zeros(n_iou)
+    tp = numpy.cumsum(matched & ~ignored, axis=1).astype(numpy.float64)
+    fp = numpy.cumsum(~matched & ~ignored, axis=1).astype(numpy.float64)
+    rec = tp / n_kept_gt
+    prec = tp / (fp + tp + numpy.spacing(1))
+    # NOTE: the precision envelope (the maximum to the right) of COCOeval.accumulate.
+    prec = numpy.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1]
+    for t in range(n_iou):
+        inds = numpy.searchsorted(rec[t], RECALL_THRESHS, side='left')
+        inds = inds[inds < n_pred]
+        precision[t, :len(inds)] = prec[t, inds]
+    return precision, rec[:, -1]
+
+
+def accumulate(problem, matched, ignored, labels):
+    """Build COCOeval's tables; -1 marks a class without any kept ground truth.
+
+    Args:
+        problem (Problem): the detections and ground truths.
+        matched, ignored: (D, A, T) bool from :func:`match`.
+        labels: the classes to report, in order (K of them).
+
+    Returns:
+        precision: (T, R, K, A, M) float64 and recall: (T, K, A, M) float64, as
+        ``COCOeval.eval['precision']`` and ``['recall']``.
+    """
+    n_iou, n_area, n_max = len(IOU_THRESHS), len(AREA_RANGES), len(MAX_DETS)
+    precision = -numpy.ones((n_iou, len(RECALL_THRESHS), len(labels), n_area, n_max))
+    recall = -numpy.ones((n_iou, len(labels), n_area, n_max))
+    order = numpy.lexsort((problem.det_rank, problem.det_img, -problem.det_score,
+                           problem.det_label))
+    gt_kept = ~(_area_ignore(problem.gt_area) | problem.gt_crowd[:, None])
+    for k, label in enumerate(labels):
+        det_sel = order[problem.det_label[order] == label]
+        n_kept_gt = gt_kept[problem.gt_label == label].sum(axis=0)
+        for a in range(n_area):
+            if n_kept_gt[a] == 0:
+                continue
+            for m, max_det in enumerate(MAX_DETS):
+                sel = det_sel[problem.det_rank[det_sel] < max_det]
+                p, r = _class_tables(matched[sel, a].T, ignored[sel, a].T, n_kept_gt[a])
+                precision[:, :, k, a, m] = p
+                recall[:, k, a, m] = r
+    return precision, recall
+
+
+SUMMARY = (
+    # (metric, iou, area, max_dets)
+    ('ap', '0.50:0.95', 'all', 100),
+    ('ap', '0.50', 'all', 100),
+    ('ap', '0.75', 'all', 100),
+    ('ap', '0.50:0.95', 'small', 100),
+    ('ap', '0.50:0.95', 'medium', 100),
+    ('ap', '0.50:0.95', 'large', 100),
+    ('ar', '0.50:0.95', 'all', 1),
+    ('ar', '0.50:0.95', 'all', 10),
+    ('ar', '0.50:0.95', 'all', 100),
+    ('ar', '0.50:0.95', 'small', 100),
+    ('ar', '0.50:0.95', 'medium', 100),
+    ('ar', '0.50:0.95', 'large', 100),
+)
+_IOU_INDEX = {'0.50:0.95': slice(None), '0.50': slice(0, 1), '0.75': slice(5, 6)}
+
+
+def _masked_mean(values, axis):
+    """Mean of the entries > -1 along ``axis``; nan where there is none."""
+    kept = values > -1
+    total = numpy.where(kept, values, 0.0).sum(axis=axis)
+    count = kept.sum(axis=axis)
+    with numpy.errstate(invalid='ignore', divide='ignore'):
+        return numpy.where(count > 0, total / numpy.maximum(count, 1), numpy.nan)
+
+
+def summarize(precision, recall, labels, n_class):
+    """The twelve COCO summary numbers and per-class arrays, under ChainerCV's keys.
+
+    ``'map/...'`` and ``'mar/...'`` are floats (nan where pycocotools prints -1);
+    ``'ap/...'`` and ``'ar/...'`` are (n_class,) float64 arrays, nan for a class that is
+    absent from ``labels`` or has no ground truth in that area range.
+    """
+    result = {}
+    labels = numpy.asarray(labels, numpy.int64)
+    for metric, iou, area, max_det in SUMMARY:
+        a = AREA_NAMES.index(area)
+        m = MAX_DETS.index(max_det)
+        if metric == 'ap':
+            table = precision[_IOU_INDEX[iou], :, :, a, m]
+            per_class = _masked_mean(table, axis=(0, 1))
+            overall = _masked_mean(table, axis=None)
+        else:
+            table = recall[_IOU_INDEX[iou], :, a, m]
+            per_class = _masked_mean(table, axis=0)
+            overall = _masked_mean(table, axis=None)
+        name = f'iou={iou}/area={area}/max_dets={max_det}'
+        full = numpy.full(n_class, numpy.nan)
+        full[labels] = per_class
+        result[f'{metric}/{name}'] = full
+        result[f'm{metric}/{name}'] = float(overall)
+    return result

@@ -1,0 +1,172 @@
+"""eval_detection_coco: hand-computed cases and agreement with pycocotools."""
+
+import contextlib
+import io
+
+import numpy
+import pytest
+
+from cvzoo.evaluators.metrics.eval_detection_coco import eval_detection_coco
+
+MAP = 'map/iou=0.50:0.95/area=all/max_dets=100'
+MAP50 = 'map/iou=0.50/area=all/max_dets=100'
+SUMMARY_KEYS = [
+    'map/iou=0.50:0.95/area=all/max_dets=100', 'map/iou=0.50/area=all/max_dets=100',
+    'map/iou=0.75/area=all/max_dets=100', 'map/iou=0.50:0.95/area=small/max_dets=100',
+    'map/iou=0.50:0.95/area=medium/max_dets=100', 'map/iou=0.50:0.95/area=large/max_dets=100',
+    'mar/iou=0.50:0.95/area=all/max_dets=1', 'mar/iou=0.50:0.95/area=all/max_dets=10',
+    'mar/iou=0.50:0.95/area=all/max_dets=100', 'mar/iou=0.50:0.95/area=small/max_dets=100',
+    'mar/iou=0.50:0.95/area=medium/max_dets=100', 'mar/iou=0.50:0.95/area=large/max_dets=100',
+]
+
+
+def _arr(rows, dtype=numpy.float32):
+    return numpy.array(rows, dtype).reshape(-1, 4) if dtype == numpy.float32 else numpy.array(
+        rows, dtype)
+
+
+def test_keys_and_perfect_score():
+    bbox = [_arr([[0, 0, 10, 10], [20, 20, 200, 120]]), _arr([[5, 5, 50, 50]])]
+    label = [numpy.array([0, 1]), numpy.array([1])]
+    score = [numpy.array([0.9, 0.8]), numpy.array([0.7])]
+    result = eval_detection_coco(bbox, label, score, bbox, label)
+    assert set(SUMMARY_KEYS) <= set(result)
+    assert result[MAP] == pytest.approx(1.0)
+    assert result['mar/iou=0.50:0.95/area=all/max_dets=1'] == pytest.approx(1.0)
+    assert result['ap/iou=0.50:0.95/area=all/max_dets=100'].shape == (2,)
+    # two classes with one small box and one medium (45 x 45) and one large box each
+    assert result['map/iou=0.50:0.95/area=large/max_dets=100'] == pytest.approx(1.0)
+    numpy.testing.assert_array_equal(result['existent_labels'], [0, 1])
+
+
+def test_empty_predictions_give_zero():
+    gt = [_arr([[0, 0, 10, 10]])]
+    result = eval_detection_coco([_arr([])], [numpy.zeros(0, int)], [numpy.zeros(0)], gt,
+                                 [numpy.array([0])])
+    assert result[MAP] == 0.0
+    assert numpy.isnan(result['map/iou=0.50:0.95/area=large/max_dets=100'])
+
+
+def test_wrong_class_gives_zero_and_nan_for_class_without_gt():
+    gt = [_arr([[0, 0, 10, 10]])]
+    result = eval_detection_coco(gt, [numpy.array([1])], [numpy.array([0.5])], gt,
+                                 [numpy.array([0])])
+    assert result[MAP] == 0.0
+    ap = result['ap/iou=0.50:0.95/area=all/max_dets=100']
+    assert ap[0] == 0.0 and numpy.isnan(ap[1])
+
+
+def test_half_overlap_counts_only_at_iou_050():
+    gt = [_arr([[0, 0, 10, 10]])]
+    pred = [_arr([[0, 0, 10, 5.3]])]  # IoU 0.53
+    result = eval_detection_coco(pred, [numpy.array([0])], [numpy.array([0.5])], gt,
+                                 [numpy.array([0])])
+    assert result[MAP50] == pytest.approx(1.0)
+    assert result[MAP] == pytest.approx(0.1)  # only the first of ten thresholds
+
+
+def test_crowd_match_is_neither_true_nor_false():
+    gt = [_arr([[0, 0, 10, 10], [50, 50, 150, 150]])]
+    crowd = [numpy.array([False, True])]
+    pred = [_arr([[0, 0, 10, 10], [60, 60, 80, 80], [100, 100, 120, 120]])]
+    result = eval_detection_coco(pred, [numpy.zeros(3, int)], [numpy.array([0.5, 0.9, 0.8])],
+                                 gt, [numpy.zeros(2, int)], gt_crowdeds=crowd)
+    assert result[MAP] == pytest.approx(1.0)
+
+
+def test_length_mismatch_names_the_argument():
+    with pytest.raises(ValueError, match='pred_labels'):
+        eval_detection_coco([_arr([[0, 0, 1, 1]])], [numpy.array([0, 0])], [numpy.array([1.])],
+                            [_arr([])], [numpy.zeros(0, int)])
+
+
+def _random_problem(seed, n_img=25, n_class=4, n_pred=30, n_gt=8):
+    rng = numpy.random.default_rng(seed)
+    pred, gt = {'bbox': [], 'label': [], 'score': []}, {'bbox': [], 'label': [], 'area': [],
+                                                        'crowd': []}
+    for _ in range(n_img):
+        n = int(rng.integers(0, n_gt + 1))
+        xy = rng.uniform(0, 300, (n, 2))
+        bbox = numpy.c_[xy, xy + rng.uniform(4, 200, (n, 2))]
+        label = rng.integers(0, n_class, n)
+        gt['bbox'].append(bbox.astype(numpy.float32))
+        gt['label'].append(label)
+        gt['area'].append(numpy.prod(bbox[:, 2:] - bbox[:, :2], axis=1) * rng.uniform(0.5, 1, n))
+        gt['crowd'].append(rng.random(n) < 0.15)
+        m = int(rng.integers(0, n_pred + 1))
+        if n:
+            source = rng.integers(0, n, m)
+            p = bbox[source] + rng.normal(0, 8, (m, 4))
+            p_label = numpy.where(rng.random(m) < 0.8, label[source], rng.integers(0, n_class, m))
+        else:
+            p = rng.uniform(0, 300, (m, 4))
+            p_label = rng.integers(0, n_class, m)
+        p = numpy.c_[numpy.minimum(p[:, :2], p[:, 2:]), numpy.maximum(p[:, :2], p[:, 2:]) + 1]
+        pred['bbox'].append(p.astype(numpy.float32))
+        pred['label'].append(p_label)
+        pred['score'].append(numpy.round(rng.random(m), 2))  # rounded: many ties
+    return pred, gt
+
+
+def _coco_json_bbox(bbox):
+    return [float(bbox[0]), float(bbox[1]), float(bbox[2] - bbox[0]), float(bbox[3] - bbox[1])]
+
+
+def _pycocotools_stats(pred, gt, iou_type='bbox', encode=None):
+    from pycocotools.coco import COCO
+    from pycocotools.cocoeval import COCOeval
+
+    n_img = len(gt['label'])
+    labels = sorted(set(numpy.concatenate(pred['label'] + gt['label']).tolist()))
+    images = [{'id': i + 1, 'width': 400, 'height': 400} for i in range(n_img)]
+    annotations, results = [], []
+    for i in range(n_img):
+        for j, label in enumerate(gt['label'][i]):
+            ann = {'id': len(annotations) + 1, 'image_id': i + 1, 'category_id': int(label) + 1,
+                   'area': float(gt['area'][i][j]), 'iscrowd': int(gt['crowd'][i][j])}
+            if iou_type == 'bbox':
+                ann['bbox'] = _coco_json_bbox(gt['bbox'][i][j])
+            else:
+                ann['segmentation'] = encode(gt['mask'][i][j])
+            annotations.append(ann)
+        for j, label in enumerate(pred['label'][i]):
+            res = {'image_id': i + 1, 'category_id': int(label) + 1,
+                   'score': float(pred['score'][i][j])}
+            if iou_type == 'bbox':
+                res['bbox'] = _coco_json_bbox(pred['bbox'][i][j])
+            else:
+                res['segmentation'] = encode(pred['mask'][i][j])
+            results.append(res)
+    with contextlib.redirect_stdout(io.StringIO()):
+        coco_gt = COCO()
+        coco_gt.dataset = {'images': images, 'annotations': annotations,
+                           'categories': [{'id': k + 1, 'name': str(k)} for k in labels]}
+        coco_gt.createIndex()
+        coco_dt = coco_gt.loadRes(results)
+        coco_eval = COCOeval(coco_gt, coco_dt, iou_type)
+        coco_eval.evaluate()
+        coco_eval.accumulate()
+        coco_eval.summarize()
+    return numpy.where(coco_eval.stats == -1, numpy.nan, coco_eval.stats)
+
+
+@pytest.mark.reference
+@pytest.mark.parametrize('seed', [0, 1, 2, 3], ids=lambda s: f'seed{s}')
+def test_agrees_with_pycocotools(seed):
+    pytest.importorskip('pycocotools')
+    pred, gt = _random_problem(seed)
+    result = eval_detection_coco(pred['bbox'], pred['label'], pred['score'], gt['bbox'],
+                                 gt['label'], gt['area'], gt['crowd'])
+    ours = numpy.array([result[k] for k in SUMMARY_KEYS])
+    numpy.testing.assert_allclose(ours, _pycocotools_stats(pred, gt), atol=1e-4)
+
+
+@pytest.mark.reference
+def test_agrees_with_pycocotools_beyond_max_dets():
+    # 150 detections of one class per image: the 100 best count, and AR@1/@10 differ
+    pytest.importorskip('pycocotools')
+    pred, gt = _random_problem(7, n_img=6, n_class=1, n_pred=150, n_gt=30)
+    result = eval_detection_coco(pred['bbox'], pred['label'], pred['score'], gt['bbox'],
+                                 gt['label'], gt['area'], gt['crowd'])
+    ours = numpy.array([result[k] for k in SUMMARY_KEYS])
+    numpy.testing.assert_allclose(ours, _pycocotools_stats(pred, gt), atol=1e-4)
