@@ -34,6 +34,11 @@ from cvzoo.core.functions.connection.linear import linear
 # --- evaluation ---
 
 # --- loss ---
+from cvzoo.core.functions.loss.huber_loss import huber_loss
+from cvzoo.core.functions.loss.mean_squared_error import mean_squared_error
+from cvzoo.core.functions.loss.sigmoid_cross_entropy import sigmoid_cross_entropy
+from cvzoo.core.functions.loss.smooth_l1_loss import smooth_l1_loss
+from cvzoo.core.functions.loss.softmax_cross_entropy import softmax_cross_entropy
 
 # --- math ---
 from cvzoo.core.functions.math.argmax import argmax
