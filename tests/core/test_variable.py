@@ -2,6 +2,7 @@ import numpy
 import pytest
 
 import cvzoo.core as C
+import cvzoo.core.functions as F
 
 
 def test_variable_rejects_lists():
@@ -58,3 +59,20 @@ def test_parameter_from_array_and_initializer():
     q = C.Parameter(initializers.Constant(2.0), (2,))
     numpy.testing.assert_array_equal(q.array, 2)
     assert q.dtype == numpy.float32
+
+
+def test_getitem_and_matmul_methods():
+    x = C.Variable(numpy.arange(12, dtype=numpy.float32).reshape(3, 4))
+    y = x[1:, numpy.array([0, 0, 3])]
+    numpy.testing.assert_array_equal(y.array, x.array[1:, [0, 0, 3]])
+    z = x @ x.T
+    numpy.testing.assert_allclose(z.array, x.array @ x.array.T)
+    F.sum(y).backward()
+    numpy.testing.assert_array_equal(x.grad[1:, 0], [2, 2])
+
+
+def test_rmatmul_with_an_array():
+    a = numpy.ones((2, 3), numpy.float32)
+    x = C.Variable(numpy.ones((3, 4), numpy.float32))
+    y = a @ x
+    assert isinstance(y, C.Variable) and y.shape == (2, 4)

@@ -21,8 +21,21 @@ from cvzoo.core.functions.activation.tanh import tanh
 
 # --- array ---
 from cvzoo.core.functions.array.broadcast import broadcast_to, sum_to
+from cvzoo.core.functions.array.cast import cast
+from cvzoo.core.functions.array.concat import concat
+from cvzoo.core.functions.array.copy import copy
+from cvzoo.core.functions.array.expand_dims import expand_dims
+from cvzoo.core.functions.array.flatten import flatten
+from cvzoo.core.functions.array.get_item import get_item
+from cvzoo.core.functions.array.pad import pad
 from cvzoo.core.functions.array.reshape import reshape
+from cvzoo.core.functions.array.select_item import select_item
+from cvzoo.core.functions.array.split_axis import split_axis
+from cvzoo.core.functions.array.squeeze import squeeze
+from cvzoo.core.functions.array.stack import stack
+from cvzoo.core.functions.array.tile import tile
 from cvzoo.core.functions.array.transpose import transpose
+from cvzoo.core.functions.array.where import where
 
 # --- connection ---
 from cvzoo.core.functions.connection.convolution_2d import convolution_2d
