@@ -1,0 +1,90 @@
+"""Optimizer hooks: callables ``hook(optimizer)`` run before each update.
+
+Add one with ``optimizer.add_hook(WeightDecay(5e-4))``.
+"""
+
+import math
+
+from cvzoo.core import backend
+
+
+def _params_with_grad(optimizer):
+    for param in optimizer.target.params(include_uninit=False):
+        if param.grad is not None:
+            yield param
+
+
+class WeightDecay:
+    """L2 regularisation: add ``rate * param`` to each gradient.
+
+    Args:
+        rate (float): the coefficient.
+    """
+
+    name = 'WeightDecay'
+    timing = 'pre'
+
+    def __init__(self, rate):
+        self.rate = rate
+
+    def __call__(self, optimizer):
+        for param in _params_with_grad(optimizer):
+            param.grad += self.rate * param.array
+
+
+class GradientClipping:
+    """Scale all gradients down so that their global L2 norm is at most ``threshold``.
+
+    Args:
+        threshold (float): the largest allowed norm.
+    """
+
+    name = 'GradientClipping'
+    timing = 'pre'
+
+    def __init__(self, threshold):
+        self.threshold = threshold
+
+    def __call__(self, optimizer):
+        params = list(_params_with_grad(optimizer))
+        squares = 0.0
+        for param in params:
+            squares += float(backend.to_numpy((param.grad * param.grad).sum()))
+        norm = math.sqrt(squares)
+        if norm <= self.threshold:
+            return
+        scale = self.threshold / norm
+        for param in params:
+            param.grad *= scale
+
+
+class GradientLARS:
+    """Layer-wise adaptive rate scaling (You et al., 2017, arXiv:1708.03888).
+
+    For each parameter whose norm exceeds ``threshold``, the gradient (plus
+    ``weight_decay * param``) is scaled by ||param|| / (eps + ||grad|| + weight_decay *
+    ||param||); other gradients only get the weight decay added.
+
+    Args:
+        threshold (float): parameters with a smaller norm are not rescaled.
+        weight_decay (float): L2 coefficient added to the gradient.
+        eps (float): added to the denominator.
+    """
+
+    name = 'GradientLARS'
+    timing = 'pre'
+
+    def __init__(self, threshold=1e-2, weight_decay=0.0, eps=1e-9):
+        self.threshold = threshold
+        self.weight_decay = weight_decay
+        self.eps = eps
+
+    def __call__(self, optimizer):
+        for param in _params_with_grad(optimizer):
+            xp = param.xp
+            param_norm = xp.sqrt((param.array * param.array).sum())
+            grad_norm = xp.sqrt((param.grad * param.grad).sum())
+            local_rate = param_norm / (self.eps + grad_norm + self.weight_decay * param_norm)
+            rate = xp.where(param_norm > self.threshold, local_rate, 1.0).astype(param.dtype)
+            param.grad += self.weight_decay * param.array
+            param.grad *= rate
