@@ -45,6 +45,7 @@ from cvzoo.core.functions.connection.dilated_convolution_2d import dilated_convo
 from cvzoo.core.functions.connection.linear import linear
 
 # --- evaluation ---
+from cvzoo.core.functions.evaluation.accuracy import accuracy
 
 # --- loss ---
 from cvzoo.core.functions.loss.huber_loss import huber_loss
@@ -70,6 +71,7 @@ from cvzoo.core.functions.math.square import square
 from cvzoo.core.functions.math.sum import sum
 
 # --- noise ---
+from cvzoo.core.functions.noise.dropout import dropout
 
 # --- normalization ---
 from cvzoo.core.functions.normalization.batch_normalization import batch_normalization
