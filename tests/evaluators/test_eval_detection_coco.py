@@ -1,8 +1,5 @@
 """eval_detection_coco: hand-computed cases and agreement with pycocotools."""
 
-import contextlib
-import io
-
 import numpy
 import pytest
 
@@ -108,65 +105,21 @@ def _random_problem(seed, n_img=25, n_class=4, n_pred=30, n_gt=8):
     return pred, gt
 
 
-def _coco_json_bbox(bbox):
-    return [float(bbox[0]), float(bbox[1]), float(bbox[2] - bbox[0]), float(bbox[3] - bbox[1])]
-
-
-def _pycocotools_stats(pred, gt, iou_type='bbox', encode=None):
-    from pycocotools.coco import COCO
-    from pycocotools.cocoeval import COCOeval
-
-    n_img = len(gt['label'])
-    labels = sorted(set(numpy.concatenate(pred['label'] + gt['label']).tolist()))
-    images = [{'id': i + 1, 'width': 400, 'height': 400} for i in range(n_img)]
-    annotations, results = [], []
-    for i in range(n_img):
-        for j, label in enumerate(gt['label'][i]):
-            ann = {'id': len(annotations) + 1, 'image_id': i + 1, 'category_id': int(label) + 1,
-                   'area': float(gt['area'][i][j]), 'iscrowd': int(gt['crowd'][i][j])}
-            if iou_type == 'bbox':
-                ann['bbox'] = _coco_json_bbox(gt['bbox'][i][j])
-            else:
-                ann['segmentation'] = encode(gt['mask'][i][j])
-            annotations.append(ann)
-        for j, label in enumerate(pred['label'][i]):
-            res = {'image_id': i + 1, 'category_id': int(label) + 1,
-                   'score': float(pred['score'][i][j])}
-            if iou_type == 'bbox':
-                res['bbox'] = _coco_json_bbox(pred['bbox'][i][j])
-            else:
-                res['segmentation'] = encode(pred['mask'][i][j])
-            results.append(res)
-    with contextlib.redirect_stdout(io.StringIO()):
-        coco_gt = COCO()
-        coco_gt.dataset = {'images': images, 'annotations': annotations,
-                           'categories': [{'id': k + 1, 'name': str(k)} for k in labels]}
-        coco_gt.createIndex()
-        coco_dt = coco_gt.loadRes(results)
-        coco_eval = COCOeval(coco_gt, coco_dt, iou_type)
-        coco_eval.evaluate()
-        coco_eval.accumulate()
-        coco_eval.summarize()
-    return numpy.where(coco_eval.stats == -1, numpy.nan, coco_eval.stats)
-
-
 @pytest.mark.reference
 @pytest.mark.parametrize('seed', [0, 1, 2, 3], ids=lambda s: f'seed{s}')
-def test_agrees_with_pycocotools(seed):
-    pytest.importorskip('pycocotools')
+def test_agrees_with_pycocotools(seed, pycocotools_stats):
     pred, gt = _random_problem(seed)
     result = eval_detection_coco(pred['bbox'], pred['label'], pred['score'], gt['bbox'],
                                  gt['label'], gt['area'], gt['crowd'])
     ours = numpy.array([result[k] for k in SUMMARY_KEYS])
-    numpy.testing.assert_allclose(ours, _pycocotools_stats(pred, gt), atol=1e-4)
+    numpy.testing.assert_allclose(ours, pycocotools_stats(pred, gt), atol=1e-4)
 
 
 @pytest.mark.reference
-def test_agrees_with_pycocotools_beyond_max_dets():
+def test_agrees_with_pycocotools_beyond_max_dets(pycocotools_stats):
     # 150 detections of one class per image: the 100 best count, and AR@1/@10 differ
-    pytest.importorskip('pycocotools')
     pred, gt = _random_problem(7, n_img=6, n_class=1, n_pred=150, n_gt=30)
     result = eval_detection_coco(pred['bbox'], pred['label'], pred['score'], gt['bbox'],
                                  gt['label'], gt['area'], gt['crowd'])
     ours = numpy.array([result[k] for k in SUMMARY_KEYS])
-    numpy.testing.assert_allclose(ours, _pycocotools_stats(pred, gt), atol=1e-4)
+    numpy.testing.assert_allclose(ours, pycocotools_stats(pred, gt), atol=1e-4)

@@ -14,8 +14,9 @@ def _mask_intersections(pred_masks, gt_masks):
             raise ValueError(f'pred_masks[{i}]: expected an (R, H, W) array of the image size '
                              f'of gt_masks[{i}] {gt_mask.shape}, got {pred_mask.shape}')
         # NOTE: float64 products of 0/1 are exact counts for any image size.
-        flat_pred = pred_mask.reshape(len(pred_mask), -1).astype(numpy.float64)
-        flat_gt = gt_mask.reshape(len(gt_mask), -1).astype(numpy.float64)
+        n_pixel = gt_mask.shape[1] * gt_mask.shape[2]
+        flat_pred = pred_mask.reshape(len(pred_mask), n_pixel).astype(numpy.float64)
+        flat_gt = gt_mask.reshape(len(gt_mask), n_pixel).astype(numpy.float64)
         tables.append((flat_pred @ flat_gt.T).ravel())
         offsets.append(offsets[-1] + tables[-1].size)
     return numpy.concatenate([numpy.zeros(0)] + tables), numpy.array(offsets)

@@ -17,7 +17,10 @@ def calc_instance_segmentation_voc_prec_rec(pred_masks, pred_labels, pred_scores
         if pred_mask.ndim != 3 or gt_mask.ndim != 3 or pred_mask.shape[1:] != gt_mask.shape[1:]:
             raise ValueError(f'pred_masks[{i}]: expected an (R, H, W) array of the image size '
                              f'of gt_masks[{i}] {gt_mask.shape}, got {pred_mask.shape}')
-        ious.append(bbox_ops.mask_iou(pred_mask.astype(bool), gt_mask.astype(bool)))
+        if len(pred_mask) and len(gt_mask):
+            ious.append(bbox_ops.mask_iou(pred_mask.astype(bool), gt_mask.astype(bool)))
+        else:
+            ious.append(numpy.zeros((len(pred_mask), len(gt_mask))))
     label, _, match, n_pos, present = detection_voc.match_detections(
         ious, pred_labels, pred_scores, gt_labels, None, iou_thresh)
     return detection_voc.curves_from_matches(label, match, n_pos, present)
