@@ -80,6 +80,11 @@ from cvzoo.core.functions.normalization.fixed_batch_normalization import (
 )
 
 # --- pooling ---
+from cvzoo.core.functions.pooling.average_pooling_2d import average_pooling_2d
+from cvzoo.core.functions.pooling.global_average_pooling_2d import global_average_pooling_2d
+from cvzoo.core.functions.pooling.max_pooling_2d import max_pooling_2d
+from cvzoo.core.functions.pooling.unpooling_2d import unpooling_2d
+from cvzoo.core.functions.pooling.upsampling_2d import upsampling_2d
 
 # --- resize ---
 
