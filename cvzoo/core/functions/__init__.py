@@ -78,6 +78,12 @@ from cvzoo.core.functions.normalization.batch_normalization import batch_normali
 from cvzoo.core.functions.normalization.fixed_batch_normalization import (
     fixed_batch_normalization,
 )
+from cvzoo.core.functions.normalization.group_normalization import group_normalization
+from cvzoo.core.functions.normalization.layer_normalization import layer_normalization
+from cvzoo.core.functions.normalization.local_response_normalization import (
+    local_response_normalization,
+)
+from cvzoo.core.functions.normalization.normalize import normalize
 
 # --- pooling ---
 from cvzoo.core.functions.pooling.average_pooling_2d import average_pooling_2d
