@@ -1,0 +1,210 @@
+"""Read and write images and label maps with Pillow, in cvzoo's CHW float32 RGB layout.
+
+DESIGN.md: an image is a (3, H, W) float32 array, RGB, values in [0, 255]; a semantic
+label is an (H, W) int32 array. Every reading function names the file in its error
+when the file is missing (FileNotFoundError) or is not a readable image
+(cvzoo.errors.CorruptFileError).
+"""
+
+import errno
+import os
+import pathlib
+import tempfile
+from typing import Union
+
+import numpy
+from PIL import Image, ImageOps
+
+from cvzoo import errors
+from cvzoo.core import backend
+
+PathLike = Union[str, os.PathLike]
+
+# Modes holding more than 8 bits of grey; read_image scales them into [0, 255].
+_WIDE_GREY_MODES = ('I', 'I;16', 'I;16B', 'I;16L', 'I;16N')
+
+
+def _open(path: PathLike) -> Image.Image:
+    """Open and fully decode ``path``; errors name the file."""
+    path = os.fspath(path)
+    if not os.path.exists(path):
+        raise FileNotFoundError(errno.ENOENT, 'image file not found', path)
+    try:
+        pil_img = Image.open(path)
+        pil_img.load()
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
+        if isinstance(exc, (FileNotFoundError, IsADirectoryError, PermissionError)):
+            raise
+        raise errors.CorruptFileError(
+            f'{path}: not a readable image (truncated or corrupt): {exc}') from exc
+    return pil_img
+
+
+def _wide_grey_to_8bit(pil_img: Image.Image) -> numpy.ndarray:
+    """A 16-bit grey image as an (H, W) float32 array scaled into [0, 255]."""
+    array = numpy.asarray(pil_img).astype(numpy.float32)
+    # NOTE: 65535 / 257 == 255, so full-range 16-bit data maps onto full-range 8-bit.
+    return array / 257.0
+
+
+def _pil_to_chw(pil_img: Image.Image, dtype, color: bool) -> numpy.ndarray:
+    """Convert a decoded PIL image to (3, H, W) (or (1, H, W)) ``dtype`` in [0, 255]."""
+    pil_img = ImageOps.exif_transpose(pil_img)
+    if pil_img.mode in _WIDE_GREY_MODES:
+        grey = _wide_grey_to_8bit(pil_img)
+        channels = 3 if color else 1
+        return numpy.ascontiguousarray(
+            numpy.broadcast_to(grey, (channels,) + grey.shape)).astype(dtype)
+    if pil_img.mode == 'F':
+        grey = numpy.asarray(pil_img, dtype=numpy.float32)
+        channels = 3 if color else 1
+        return numpy.repeat(grey[None], channels, axis=0).astype(dtype)
+    if pil_img.mode == 'PA' or (pil_img.mode == 'P' and 'transparency' in pil_img.info):
+        pil_img = pil_img.convert('RGBA')  # palette with alpha: through RGBA, alpha dropped
+    pil_img = pil_img.convert('RGB' if color else 'L')
+    array = numpy.asarray(pil_img, dtype=dtype)
+    if array.ndim == 2:
+        return array[None].copy()
+    return numpy.ascontiguousarray(array.transpose(2, 0, 1))
+
+
+def read_image(path: PathLike, dtype=numpy.float32, color: bool = True) -> numpy.ndarray:
+    """Read an image file into a CHW array, RGB, values in [0, 255].
+
+    The EXIF Orientation tag is applied. Grayscale, palette, CMYK, RGBA (alpha dropped),
+    LA and 16-bit grey images are turned into RGB (or into one grey channel with
+    ``color=False``); 16-bit grey values are scaled by 1/257 into [0, 255].
+
+    Args:
+        path (str or Path): the image file.
+        dtype: the output dtype, float32 by default.
+        color (bool): True: (3, H, W) RGB; False: (1, H, W) luminance.
+
+    Returns:
+        array: (3, H, W) or (1, H, W) of ``dtype``.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        cvzoo.errors.CorruptFileError: the file is truncated, corrupt or not an image.
+
+    >>> import tempfile, os
+    >>> path = os.path.join(tempfile.mkdtemp(), 'a.png')
+    >>> write_image(numpy.zeros((3, 2, 4), numpy.float32), path)
+    >>> read_image(path).shape
+    (3, 2, 4)
+    """
+    pil_img = _open(path)
+    try:
+        return _pil_to_chw(pil_img, dtype, color)
+    finally:
+        pil_img.close()
+
+
+def read_label(path: PathLike, dtype=numpy.int32) -> numpy.ndarray:
+    """Read a one-channel label PNG into an (H, W) integer array.
+
+    Palette images keep their palette indices (the class ids), not the colours. Grey
+    images (8 or 16 bit) keep their values. Any conversion to ignore (-1) is the
+    caller's (e.g. 255 -> -1 for VOC).
+
+    Args:
+        path (str or Path): the label file.
+        dtype: the output dtype, int32 by default.
+
+    Returns:
+        array: (H, W) of ``dtype``.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        cvzoo.errors.CorruptFileError: the file is corrupt, or has colour channels.
+    """
+    pil_img = _open(path)
+    try:
+        if pil_img.mode in ('LA', 'PA'):
+            return numpy.asarray(pil_img)[:, :, 0].astype(dtype)
+        if pil_img.mode not in ('P', 'L', '1', 'F') + _WIDE_GREY_MODES:
+            raise errors.CorruptFileError(
+                f'{os.fspath(path)}: a label image must have one channel (mode P, L or I), '
+                f'got mode {pil_img.mode}')
+        return numpy.asarray(pil_img).astype(dtype)
+    finally:
+        pil_img.close()
+
+
+def _chw_to_pil(img) -> Image.Image:
+    img = backend.to_numpy(img)
+    if not hasattr(img, 'ndim') or img.ndim != 3 or img.shape[0] not in (1, 3):
+        raise ValueError(
+            f'img: expected a (3, H, W) or (1, H, W) array, got shape {getattr(img, "shape", None)}')
+    hwc = numpy.clip(numpy.rint(img), 0, 255).astype(numpy.uint8).transpose(1, 2, 0)
+    if hwc.shape[2] == 1:
+        return Image.fromarray(numpy.ascontiguousarray(hwc[:, :, 0]), mode='L')
+    return Image.fromarray(numpy.ascontiguousarray(hwc), mode='RGB')
+
+
+def write_image(img, path: PathLike) -> None:
+    """Write a CHW image (values in [0, 255], rounded and clipped) to ``path`` atomically.
+
+    The format comes from the file extension. The image is written to a temporary file
+    in the same folder and renamed, so no half-written file is ever left at ``path``.
+
+    Args:
+        img (array): (3, H, W) RGB or (1, H, W) grey, any numeric dtype.
+        path (str or Path): the destination; its folder must exist.
+    """
+    path = pathlib.Path(path)
+    extension = path.suffix.lower()
+    image_format = Image.registered_extensions().get(extension)
+    if image_format is None:
+        raise ValueError(f'path: expected a known image extension (.png, .jpg, ...), got {path}')
+    pil_img = _chw_to_pil(img)
+    fd, tmp_name = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp', dir=path.parent)
+    try:
+        with os.fdopen(fd, 'wb') as f:
+            pil_img.save(f, format=image_format)
+        os.replace(tmp_name, path)
+    except BaseException:
+        if os.path.exists(tmp_name):
+            os.remove(tmp_name)
+        raise
+
+
+def _array_to_chw(x) -> numpy.ndarray:
+    x = backend.to_numpy(x)
+    if x.ndim == 2:
+        return numpy.repeat(x[None].astype(numpy.float32), 3, axis=0)
+    if x.ndim != 3:
+        raise ValueError(f'img: expected a (3, H, W) or (H, W, 3) array, got shape {x.shape}')
+    if x.dtype == numpy.uint8:  # HWC, as PIL and most image libraries give it
+        if x.shape[2] not in (1, 3, 4):
+            raise ValueError(f'img: expected an (H, W, 3) uint8 array, got shape {x.shape}')
+        x = x.transpose(2, 0, 1)[:3]
+    elif x.shape[0] not in (1, 3):
+        raise ValueError(f'img: expected a (3, H, W) float array, got shape {x.shape}')
+    if x.shape[0] == 1:
+        x = numpy.repeat(x, 3, axis=0)
+    return numpy.ascontiguousarray(x, dtype=numpy.float32)
+
+
+def as_chw_image(x) -> numpy.ndarray:
+    """Turn any image predict() accepts into a (3, H, W) float32 RGB array in [0, 255].
+
+    Args:
+        x: a (3, H, W) (or (1, H, W)) float array, an (H, W, 3) (or (H, W, 4),
+            (H, W, 1)) uint8 array, an (H, W) grey array, a PIL image, or a file path.
+
+    Returns:
+        numpy.ndarray: (3, H, W) float32 on the host (a copy when a conversion was needed).
+
+    >>> as_chw_image(numpy.zeros((2, 5, 3), numpy.uint8)).shape
+    (3, 2, 5)
+    """
+    if isinstance(x, (str, os.PathLike)):
+        return read_image(x)
+    if isinstance(x, Image.Image):
+        return _pil_to_chw(x, numpy.float32, True)
+    if hasattr(x, 'ndim') and hasattr(x, 'dtype'):
+        return _array_to_chw(x)
+    raise TypeError(
+        f'img: expected a CHW array, an HWC uint8 array, a PIL image or a path, '
+        f'got {type(x).__name__}')
