@@ -27,14 +27,19 @@ from cvzoo.core.functions.array.copy import copy
 from cvzoo.core.functions.array.expand_dims import expand_dims
 from cvzoo.core.functions.array.flatten import flatten
 from cvzoo.core.functions.array.get_item import get_item
+from cvzoo.core.functions.array.hstack import hstack
 from cvzoo.core.functions.array.pad import pad
+from cvzoo.core.functions.array.repeat import repeat
 from cvzoo.core.functions.array.reshape import reshape
+from cvzoo.core.functions.array.rollaxis import rollaxis
 from cvzoo.core.functions.array.select_item import select_item
 from cvzoo.core.functions.array.split_axis import split_axis
 from cvzoo.core.functions.array.squeeze import squeeze
 from cvzoo.core.functions.array.stack import stack
+from cvzoo.core.functions.array.swapaxes import swapaxes
 from cvzoo.core.functions.array.tile import tile
 from cvzoo.core.functions.array.transpose import transpose
+from cvzoo.core.functions.array.vstack import vstack
 from cvzoo.core.functions.array.where import where
 
 # --- connection ---
@@ -58,6 +63,7 @@ from cvzoo.core.functions.loss.softmax_cross_entropy import softmax_cross_entrop
 from cvzoo.core.functions.math.argmax import argmax
 from cvzoo.core.functions.math.argmin import argmin
 from cvzoo.core.functions.math.basic_math import absolute, add, div, mul, neg, pow, sub
+from cvzoo.core.functions.math.batch_l2_norm_squared import batch_l2_norm_squared
 from cvzoo.core.functions.math.clip import clip
 from cvzoo.core.functions.math.exponential import exp, log
 from cvzoo.core.functions.math.matmul import matmul

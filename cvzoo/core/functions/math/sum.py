@@ -1,5 +1,7 @@
 """sum over axes."""
 
+import numbers
+
 from cvzoo.core import function_node
 from cvzoo.core.functions.array import broadcast, reshape
 
@@ -8,7 +10,7 @@ def normalize_axis(axis, ndim, what='axis'):
     """Return ``axis`` as a sorted tuple of non-negative ints (None: all axes)."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
     result = []
     for a in axes:
         if not -ndim <= a < max(ndim, 1):

@@ -20,3 +20,8 @@ def test_sum_bad_axis_names_it():
         F.sum(numpy.zeros((2, 2), numpy.float32), axis=3)
     with pytest.raises(ValueError, match='repeated axis'):
         F.sum(numpy.zeros((2, 2), numpy.float32), axis=(0, -2))
+
+
+def test_sum_takes_numpy_int_axis():
+    x = numpy.arange(6.0).reshape(2, 3)
+    numpy.testing.assert_array_equal(F.sum(x, axis=numpy.int64(1)).array, [3.0, 12.0])
