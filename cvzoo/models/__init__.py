@@ -1,1 +1,25 @@
-"""The model zoo."""
+"""The model zoo: registered models, their pretrained weights and how to load them.
+
+>>> from cvzoo.models import list_models
+>>> isinstance(list_models(), list)
+True
+"""
+
+from cvzoo.models.zoo import (
+    Preset,
+    Score,
+    WeightFile,
+    Weights,
+    fetch_weights,
+    get_model,
+    list_models,
+    load_weights,
+    model_info,
+    register,
+    resolve_weights,
+)
+
+__all__ = [
+    'Preset', 'Score', 'WeightFile', 'Weights', 'fetch_weights', 'get_model', 'list_models',
+    'load_weights', 'model_info', 'register', 'resolve_weights',
+]

@@ -1,0 +1,329 @@
+"""Tests of the zoo: weight-entry schema, registry, fetching, converting and loading."""
+
+import dataclasses
+import hashlib
+import importlib.util
+import logging
+import pathlib
+import shutil
+
+import numpy
+import pytest
+
+from cvzoo import errors
+from cvzoo.core.links import link
+from cvzoo.core.serializers import npz as npz_serializer
+from cvzoo.core.variable import Parameter
+from cvzoo.models import zoo
+from cvzoo.models.converters import file_format
+
+SHA = 'ab' * 32
+PRESET = zoo.Preset(size=224, mean=(123.0, 117.0, 104.0))
+SCORE = zoo.Score('top1', 0.7613, 'imagenet_val', 'torchvision docs')
+
+
+def _weights(**changes):
+    fields = dict(url='https://example.org/models/toy-1234.pth', sha256=SHA,
+                  source_format='torch_pth', n_class=3, label_names=('a', 'b', 'c'),
+                  preset=PRESET, reported=SCORE)
+    fields.update(changes)
+    return zoo.Weights(**fields)
+
+
+def test_weight_file_name_defaults_to_url():
+    assert zoo.WeightFile('https://h/x/y.weights?raw=true', SHA).file_name == 'y.weights'
+    assert zoo.WeightFile('https://h/x/y.weights', SHA, 'z.weights').file_name == 'z.weights'
+    entry = _weights(files=(zoo.WeightFile('https://h/net.cfg', SHA),))
+    assert [f.file_name for f in entry.all_files] == ['toy-1234.pth', 'net.cfg']
+    assert entry.main_file.url == entry.url
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        entry.url = 'https://other'
+
+
+def test_valid_entry_has_no_problems():
+    assert zoo.schema_problems(_weights()) == []
+    cfg = zoo.WeightFile('https://h/net.cfg', 'cd' * 32)
+    assert zoo.schema_problems(_weights(files=(cfg,), measured=SCORE)) == []
+
+
+BROKEN = {
+    'http_url': (dict(url='http://example.org/x.pth'), 'not https'),
+    'short_sha': (dict(sha256='abc'), 'sha256'),
+    'upper_sha': (dict(sha256='AB' * 32), 'sha256'),
+    'format': (dict(source_format='onnx'), 'source_format'),
+    'labels': (dict(label_names=('a',)), 'label_names'),
+    'n_class': (dict(n_class=0), 'n_class'),
+    'size': (dict(preset=zoo.Preset(size=(0, 3), mean=(0.0,), std=(1.0,))), 'preset.size'),
+    'std': (dict(preset=zoo.Preset(size=8, mean=(0.0, 0.0), std=(0.0, 1.0))), 'preset.mean/std'),
+    'interpolation': (dict(preset=dataclasses.replace(PRESET, interpolation='magic')),
+                      'interpolation'),
+    'backend': (dict(preset=dataclasses.replace(PRESET, resize_backend='gimp')),
+                'resize_backend'),
+    'crop': (dict(preset=dataclasses.replace(PRESET, crop_fraction=1.5)), 'crop_fraction'),
+    'metric': (dict(reported=dataclasses.replace(SCORE, metric='acc')), 'reported.metric'),
+    'percent': (dict(reported=dataclasses.replace(SCORE, value=76.1)), 'fraction'),
+    'dataset': (dict(reported=dataclasses.replace(SCORE, dataset='mnist')), 'dataset'),
+    'no_source': (dict(reported=dataclasses.replace(SCORE, source=' ')), 'source'),
+    'measured': (dict(measured=dataclasses.replace(SCORE, value=-1.0)), 'measured.value'),
+    'same_names': (dict(files=(zoo.WeightFile('https://h/toy-1234.pth', SHA),)), 'differ'),
+}
+
+
+@pytest.mark.parametrize('case', list(BROKEN), ids=list(BROKEN))
+def test_schema_finds_each_problem(case):
+    changes, message = BROKEN[case]
+    problems = zoo.schema_problems(_weights(**changes))
+    assert len(problems) == 1 and message in problems[0], problems
+
+
+def _registered_entries():
+    return [(name, key) for name in zoo.list_models()
+            for key in getattr(zoo._REGISTRY[name][0], 'weights', {})]
+
+
+@pytest.mark.parametrize('name, key', _registered_entries())
+def test_every_registered_entry_follows_the_schema(name, key):
+    cls, _ = zoo._REGISTRY[name]
+    assert zoo.schema_problems(cls.weights[key]) == []
+
+
+class _Affine(link.Link):
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        with self.init_scope():
+            self.W = Parameter(numpy.zeros((n_out, n_in), numpy.float32))
+            self.b = Parameter(numpy.zeros(n_out, numpy.float32))
+
+
+class Toy(link.Chain):
+    """A tiny two-layer model with a torch-style name mapping."""
+
+    weights = {}
+
+    def __init__(self, pretrained_model=None, n_class=3):
+        super().__init__()
+        with self.init_scope():
+            self.conv = _Affine(4, 2)
+            self.fc = _Affine(2, n_class)
+        if pretrained_model:
+            zoo.load_weights(self, pretrained_model)
+
+    def convert_weights(self, raw, source):
+        assert source in ('torch', 'torchvision')
+        names = {'weight': 'W', 'bias': 'b'}
+        return {k.split('.')[0] + '/' + names[k.split('.')[1]]: v for k, v in raw.items()}
+
+
+def _torch_state(rng, n_class=3):
+    return {'conv.weight': rng.standard_normal((2, 4)).astype(numpy.float32),
+            'conv.bias': rng.standard_normal(2).astype(numpy.float32),
+            'fc.weight': rng.standard_normal((n_class, 2)).astype(numpy.float32),
+            'fc.bias': rng.standard_normal(n_class).astype(numpy.float32)}
+
+
+def _write_pth(path, pth_writer, state):
+    tensors = [pth_writer.tensor(str(i), a) for i, a in enumerate(state.values())]
+    pth_writer.write_zip(path, pth_writer.OrderedDictOf(zip(state, tensors)), tensors)
+
+
+@pytest.fixture
+def pth_writer():
+    path = pathlib.Path(__file__).parent / 'converters' / 'pth_writer.py'
+    spec = importlib.util.spec_from_file_location('cvzoo_tests_pth_writer_zoo', path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def registry(monkeypatch):
+    """An empty registry for this test only (no fake model stays registered)."""
+    zoo._import_all_models()
+    monkeypatch.setattr(zoo, '_REGISTRY', {})
+    return zoo._REGISTRY
+
+
+def test_register_list_info_get(registry):
+    toy = zoo.register('toy', task='classification')(Toy)
+    assert toy is Toy
+    zoo.register('toy', task='classification')(Toy)  # registering again is harmless
+    monkey_weights = {'imagenet': _weights()}
+    Detector = type('Detector', (Toy,), {'weights': monkey_weights})
+    zoo.register('toy_detector', task='detection')(Detector)
+    assert zoo.list_models() == ['toy', 'toy_detector']
+    assert zoo.list_models('detection') == ['toy_detector']
+    assert zoo.list_models('instance_segmentation') == []
+    info = zoo.model_info('toy_detector')
+    assert info['task'] == 'detection' and info['class'].endswith('Detector')
+    entry = info['weights']['imagenet']
+    assert entry['source_format'] == 'torch_pth' and entry['reported']['value'] == 0.7613
+    assert entry['preset']['size'] == 224 and entry['files'][0]['file_name'] == 'toy-1234.pth'
+    model = zoo.get_model('toy', n_class=5)
+    assert isinstance(model, Toy) and model.fc.W.shape == (5, 2)
+    assert zoo.resolve_weights(Detector, 'imagenet') is monkey_weights['imagenet']
+
+
+@pytest.mark.parametrize('call, message', [
+    (lambda: zoo.register('ResNet', 'classification'), 'name: .*lowercase'),
+    (lambda: zoo.register('toy', 'classify'), 'task: .*classification'),
+    (lambda: zoo.list_models('segmentation'), 'task: '),
+    (lambda: zoo.get_model('tyo'), "no model 'tyo'.*did you mean \\['toy'\\]"),
+    (lambda: zoo.resolve_weights(Toy, 'voc'), r"no weights 'voc'.*available keys: \[\]"),
+], ids=['upper_name', 'bad_task', 'bad_task_filter', 'unknown_model', 'unknown_key'])
+def test_registry_errors(registry, call, message):
+    zoo.register('toy', task='classification')(Toy)
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_register_name_taken(registry):
+    zoo.register('toy', task='classification')(Toy)
+    with pytest.raises(ValueError, match='already registered'):
+        zoo.register('toy', task='classification')(type('Other', (Toy,), {}))
+
+
+def _reference(state):
+    return {'conv/W': state['conv.weight'], 'conv/b': state['conv.bias'],
+            'fc/W': state['fc.weight'], 'fc/b': state['fc.bias']}
+
+
+def _assert_loaded(model, expected):
+    for key, value in expected.items():
+        name, param = key.split('/')
+        numpy.testing.assert_array_equal(getattr(getattr(model, name), param).array, value)
+
+
+def test_load_cvzoo_npz_without_conversion(tmp_path, rng):
+    source = Toy()
+    for param in source.params():
+        param.array[...] = rng.standard_normal(param.shape)
+    npz_serializer.save_npz(tmp_path / 'toy.npz', source)
+    model = Toy()
+    assert zoo.load_weights(model, tmp_path / 'toy.npz') is None
+    for mine, theirs in zip(model.params(), source.params()):
+        numpy.testing.assert_array_equal(mine.array, theirs.array)
+    assert not (tmp_path / 'toy.npz.cvzoo.npz').exists()
+
+
+def test_load_torch_converts_once_and_caches(tmp_path, rng, pth_writer, monkeypatch):
+    state = _torch_state(rng)
+    path = tmp_path / 'toy.pth'
+    _write_pth(path, pth_writer, state)
+    reads = []
+    real_read = file_format.read_weight_file
+    monkeypatch.setattr(file_format, 'read_weight_file',
+                        lambda *args: reads.append(args) or real_read(*args))
+    model = Toy(pretrained_model=str(path))
+    _assert_loaded(model, _reference(state))
+    assert len(reads) == 1 and (tmp_path / 'toy.pth.cvzoo.npz').exists()
+    _assert_loaded(Toy(pretrained_model=path), _reference(state))
+    assert len(reads) == 1  # the second load read the cache, not the .pth
+    zoo.load_weights(Toy(), path, source='torchvision')
+    assert len(reads) == 2  # another name mapping is another conversion
+
+    new_state = _torch_state(rng)
+    _write_pth(path, pth_writer, new_state)  # same name, new content: the stamp differs
+    _assert_loaded(Toy(pretrained_model=path), _reference(new_state))
+    assert len(reads) == 3
+
+
+def test_corrupt_cache_is_converted_again(tmp_path, rng, pth_writer, caplog):
+    state = _torch_state(rng)
+    path = tmp_path / 'toy.pth'
+    _write_pth(path, pth_writer, state)
+    Toy(pretrained_model=path)
+    cache = tmp_path / 'toy.pth.cvzoo.npz'
+    cache.write_bytes(cache.read_bytes()[:50])
+    with caplog.at_level(logging.WARNING, logger=zoo.__name__):
+        _assert_loaded(Toy(pretrained_model=path), _reference(state))
+    assert 'converting again' in caplog.text
+    assert npz_serializer.read_npz(cache)['fc/W'].shape == (3, 2)
+
+
+def test_unwritable_folder_caches_in_cvzoo_home(tmp_path, rng, pth_writer, monkeypatch):
+    monkeypatch.setenv('CVZOO_HOME', str(tmp_path / 'home'))
+    monkeypatch.setattr(zoo.os, 'access', lambda path, mode: False)
+    _write_pth(tmp_path / 'toy.pth', pth_writer, _torch_state(rng))
+    Toy(pretrained_model=tmp_path / 'toy.pth')
+    assert len(list((tmp_path / 'home' / 'converted').glob('toy.pth.*.cvzoo.npz'))) == 1
+
+
+def test_names_already_cvzoo_without_hook(tmp_path, rng, pth_writer):
+    state = _reference(_torch_state(rng))
+    _write_pth(tmp_path / 'plain.pth', pth_writer, state)
+    model = link.Chain()
+    with model.init_scope():
+        model.conv, model.fc = _Affine(4, 2), _Affine(2, 3)
+    zoo.load_weights(model, tmp_path / 'plain.pth')
+    _assert_loaded(model, state)
+
+
+def test_mismatch_reports_every_key_at_once(tmp_path, rng, pth_writer):
+    state = _torch_state(rng, n_class=5)
+    state['extra.weight'] = numpy.zeros(1, numpy.float32)
+    del state['conv.bias']
+    _write_pth(tmp_path / 'bad.pth', pth_writer, state)
+    with pytest.raises(errors.WeightLoadError) as info:
+        Toy(pretrained_model=tmp_path / 'bad.pth')
+    message = str(info.value)
+    for part in ('bad.pth', 'fc/W', 'fc/b', 'missing: conv/b', 'unexpected: extra/W'):
+        assert part in message
+
+
+def test_load_weights_argument_errors(tmp_path):
+    with pytest.raises(TypeError, match='path_or_key'):
+        zoo.load_weights(Toy(), 3)
+    with pytest.raises(ValueError, match="no weights '.*missing.pth' and no file"):
+        zoo.load_weights(Toy(), tmp_path / 'missing.pth')
+
+
+def _fake_download(folder, fetched):
+    def cached_download(url, sha256, file_name):
+        path = folder / file_name
+        if hashlib.sha256(path.read_bytes()).hexdigest() != sha256:
+            raise errors.DownloadError(f'{url}: sha256 mismatch')
+        fetched.append(url)
+        return str(path)
+    return cached_download
+
+
+def test_load_by_key_fetches_every_file(tmp_path, rng, pth_writer, monkeypatch):
+    state = _torch_state(rng)
+    _write_pth(tmp_path / 'toy-1234.pth', pth_writer, state)
+    (tmp_path / 'toy.cfg').write_text('[net]\n')
+    digest = {name: hashlib.sha256((tmp_path / name).read_bytes()).hexdigest()
+              for name in ('toy-1234.pth', 'toy.cfg')}
+    cfg = zoo.WeightFile('https://example.org/toy.cfg', digest['toy.cfg'])
+    entry = _weights(sha256=digest['toy-1234.pth'], files=(cfg,), convert_from='torchvision')
+    fetched = []
+    monkeypatch.setattr(zoo, '_cached_download', _fake_download(tmp_path, fetched))
+    monkeypatch.setattr(Toy, 'weights', {'imagenet': entry})
+    assert zoo.fetch_weights(entry) == [str(tmp_path / 'toy-1234.pth'), str(tmp_path / 'toy.cfg')]
+    model = Toy()
+    assert zoo.load_weights(model, 'imagenet') is entry
+    _assert_loaded(model, _reference(state))
+    bad = dataclasses.replace(entry, sha256='0' * 64)
+    monkeypatch.setattr(Toy, 'weights', {'imagenet': bad})
+    with pytest.raises(errors.DownloadError, match='toy-1234.pth: sha256'):
+        Toy(pretrained_model='imagenet')
+
+
+def test_fetch_through_the_weights_mirror(tmp_path, monkeypatch):
+    pytest.importorskip('cvzoo.utils.download')
+    mirror = tmp_path / 'mirror'
+    mirror.mkdir()
+    (mirror / 'toy.weights').write_bytes(b'\0' * 40)
+    digest = hashlib.sha256(b'\0' * 40).hexdigest()
+    monkeypatch.setenv('CVZOO_HOME', str(tmp_path / 'home'))
+    monkeypatch.setenv('CVZOO_WEIGHTS_MIRROR', str(mirror))
+    entry = _weights(url='https://127.0.0.1:9/not/there/orig.weights', sha256=digest,
+                     file_name='toy.weights', source_format='darknet')
+    local, = zoo.fetch_weights(entry)
+    assert pathlib.Path(local).read_bytes() == b'\0' * 40
+
+
+def test_real_weights_load_through_a_local_path(shared_data, tmp_path):
+    shutil.copyfile(shared_data / 'weights' / 'squeezenet1_1_deepscale.pth', tmp_path / 's.pth')
+    arrays = zoo._converted_arrays(link.Chain(), str(tmp_path / 's.pth'), 'torch', 'x' * 64)
+    assert arrays['features.0.weight'].shape == (64, 3, 3, 3)
+    assert (tmp_path / 's.pth.cvzoo.npz').exists()
