@@ -53,6 +53,7 @@ from cvzoo.core.functions.connection.linear import linear
 from cvzoo.core.functions.evaluation.accuracy import accuracy
 
 # --- loss ---
+from cvzoo.core.functions.loss.absolute_error import absolute_error
 from cvzoo.core.functions.loss.huber_loss import huber_loss
 from cvzoo.core.functions.loss.mean_squared_error import mean_squared_error
 from cvzoo.core.functions.loss.sigmoid_cross_entropy import sigmoid_cross_entropy
