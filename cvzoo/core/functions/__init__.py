@@ -32,6 +32,7 @@ from cvzoo.core.functions.array.pad import pad
 from cvzoo.core.functions.array.repeat import repeat
 from cvzoo.core.functions.array.reshape import reshape
 from cvzoo.core.functions.array.rollaxis import rollaxis
+from cvzoo.core.functions.array.scatter_add import scatter_add
 from cvzoo.core.functions.array.select_item import select_item
 from cvzoo.core.functions.array.split_axis import split_axis
 from cvzoo.core.functions.array.squeeze import squeeze

@@ -51,7 +51,7 @@ class _GetItemGrad(function_node.FunctionNode):
         return GetItem(self.slices, self.basic).apply(grad_outputs)
 
 
-def _normalize_item(item, device):
+def _normalize_item(item, device, what):
     """One entry of the index: basic ones unchanged, index arrays on x's device."""
     if isinstance(item, _BASIC_TYPES) or _is_integer(item):
         return item
@@ -66,20 +66,21 @@ def _normalize_item(item, device):
     kind = getattr(getattr(item, 'dtype', None), 'kind', None)
     if kind not in ('i', 'u', 'b'):
         raise TypeError(
-            'get_item: slices must hold ints, slices, None, Ellipsis, or int or bool '
+            f'{what}: slices must hold ints, slices, None, Ellipsis, or int or bool '
             f'arrays, got {type(item).__name__}'
             + (f' of dtype {item.dtype}' if kind else ''))
     return backend.to_device(item, device)
 
 
-def _normalize_slices(x, slices):
+def normalize_slices(x, slices, what='get_item'):
+    """Return (slices as a tuple with index arrays on x's device, whether all are basic)."""
     if not isinstance(slices, tuple):
         slices = (slices,)
     device = backend.get_device_from_array(x)
-    slices = tuple(_normalize_item(item, device) for item in slices)
+    slices = tuple(_normalize_item(item, device, what) for item in slices)
     n_ellipsis = sum(1 for item in slices if item is Ellipsis)
     if n_ellipsis > 1:
-        raise ValueError(f'get_item: slices may hold at most one Ellipsis, got {n_ellipsis}')
+        raise ValueError(f'{what}: slices may hold at most one Ellipsis, got {n_ellipsis}')
     basic = all(isinstance(item, _BASIC_TYPES) or _is_integer(item) for item in slices)
     return slices, basic
 
@@ -110,5 +111,5 @@ def get_item(x, slices):
     array([[0., 0., 2.],
            [3., 3., 5.]])
     """
-    slices, basic = _normalize_slices(variable_module.as_array(x), slices)
+    slices, basic = normalize_slices(variable_module.as_array(x), slices)
     return GetItem(slices, basic).apply((x,))[0]
