@@ -101,6 +101,8 @@ from cvzoo.core.functions.pooling.unpooling_2d import unpooling_2d
 from cvzoo.core.functions.pooling.upsampling_2d import upsampling_2d
 
 # --- resize ---
+from cvzoo.core.functions.resize.resize_images import resize_images
+from cvzoo.core.functions.resize.upsample_nearest_2d import upsample_nearest_2d
 
 # --- vision ---
 
