@@ -13,7 +13,7 @@ This is the only place where weights are resolved: ``load_weights`` (behind ever
 through the model's own ``convert_weights(raw, source)`` hook, caches the result as a
 cvzoo .npz beside the file, and loads it strictly.
 
->>> 'resnet50' in list_models() or True
+>>> isinstance(list_models('classification'), list)
 True
 """
 
@@ -135,7 +135,9 @@ class Weights:
 def _score_problems(score, field):
     if not isinstance(score, Score):
         return [f'{field}: expected a Score, got {type(score).__name__}']
-    problems = [f'{field}.metric: {score.metric!r} not in {METRICS}'] * (score.metric not in METRICS)
+    problems = []
+    if score.metric not in METRICS:
+        problems.append(f'{field}.metric: {score.metric!r} not in {METRICS}')
     if score.dataset not in DATASETS:
         problems.append(f'{field}.dataset: {score.dataset!r} not in {DATASETS}')
     if not 0.0 <= score.value <= 1.0:
@@ -223,7 +225,7 @@ def register(name: str, task: str):
     return decorator
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _import_all_models():
     """Import every module of the model packages once, so that their classes register."""
     for package_name in _MODEL_PACKAGES:
@@ -356,9 +358,8 @@ def _read_cache(cache, stamp):
 
 def _write_cache(cache, arrays, stamp):
     os.makedirs(os.path.dirname(os.path.abspath(cache)), exist_ok=True)
-    with atomic_write.atomic_write(cache) as tmp_path:
-        with open(tmp_path, 'wb') as file:
-            numpy.savez(file, **arrays, **{_CACHE_KEY: stamp})
+    with atomic_write.atomic_write(cache) as tmp_path, open(tmp_path, 'wb') as file:
+        numpy.savez(file, **arrays, **{_CACHE_KEY: stamp})
 
 
 def _convert(model, path, source):

@@ -6,6 +6,7 @@ import importlib.util
 import logging
 import pathlib
 import shutil
+import typing
 
 import numpy
 import pytest
@@ -23,9 +24,9 @@ SCORE = zoo.Score('top1', 0.7613, 'imagenet_val', 'torchvision docs')
 
 
 def _weights(**changes):
-    fields = dict(url='https://example.org/models/toy-1234.pth', sha256=SHA,
-                  source_format='torch_pth', n_class=3, label_names=('a', 'b', 'c'),
-                  preset=PRESET, reported=SCORE)
+    fields = {'url': 'https://example.org/models/toy-1234.pth', 'sha256': SHA,
+                  'source_format': 'torch_pth', 'n_class': 3, 'label_names': ('a', 'b', 'c'),
+                  'preset': PRESET, 'reported': SCORE}
     fields.update(changes)
     return zoo.Weights(**fields)
 
@@ -47,25 +48,25 @@ def test_valid_entry_has_no_problems():
 
 
 BROKEN = {
-    'http_url': (dict(url='http://example.org/x.pth'), 'not https'),
-    'short_sha': (dict(sha256='abc'), 'sha256'),
-    'upper_sha': (dict(sha256='AB' * 32), 'sha256'),
-    'format': (dict(source_format='onnx'), 'source_format'),
-    'labels': (dict(label_names=('a',)), 'label_names'),
-    'n_class': (dict(n_class=0), 'n_class'),
-    'size': (dict(preset=zoo.Preset(size=(0, 3), mean=(0.0,), std=(1.0,))), 'preset.size'),
-    'std': (dict(preset=zoo.Preset(size=8, mean=(0.0, 0.0), std=(0.0, 1.0))), 'preset.mean/std'),
-    'interpolation': (dict(preset=dataclasses.replace(PRESET, interpolation='magic')),
+    'http_url': ({'url': 'http://example.org/x.pth'}, 'not https'),
+    'short_sha': ({'sha256': 'abc'}, 'sha256'),
+    'upper_sha': ({'sha256': 'AB' * 32}, 'sha256'),
+    'format': ({'source_format': 'onnx'}, 'source_format'),
+    'labels': ({'label_names': ('a',)}, 'label_names'),
+    'n_class': ({'n_class': 0}, 'n_class'),
+    'size': ({'preset': zoo.Preset(size=(0, 3), mean=(0.0,), std=(1.0,))}, 'preset.size'),
+    'std': ({'preset': zoo.Preset(size=8, mean=(0.0, 0.0), std=(0.0, 1.0))}, 'preset.mean/std'),
+    'interpolation': ({'preset': dataclasses.replace(PRESET, interpolation='magic')},
                       'interpolation'),
-    'backend': (dict(preset=dataclasses.replace(PRESET, resize_backend='gimp')),
+    'backend': ({'preset': dataclasses.replace(PRESET, resize_backend='gimp')},
                 'resize_backend'),
-    'crop': (dict(preset=dataclasses.replace(PRESET, crop_fraction=1.5)), 'crop_fraction'),
-    'metric': (dict(reported=dataclasses.replace(SCORE, metric='acc')), 'reported.metric'),
-    'percent': (dict(reported=dataclasses.replace(SCORE, value=76.1)), 'fraction'),
-    'dataset': (dict(reported=dataclasses.replace(SCORE, dataset='mnist')), 'dataset'),
-    'no_source': (dict(reported=dataclasses.replace(SCORE, source=' ')), 'source'),
-    'measured': (dict(measured=dataclasses.replace(SCORE, value=-1.0)), 'measured.value'),
-    'same_names': (dict(files=(zoo.WeightFile('https://h/toy-1234.pth', SHA),)), 'differ'),
+    'crop': ({'preset': dataclasses.replace(PRESET, crop_fraction=1.5)}, 'crop_fraction'),
+    'metric': ({'reported': dataclasses.replace(SCORE, metric='acc')}, 'reported.metric'),
+    'percent': ({'reported': dataclasses.replace(SCORE, value=76.1)}, 'fraction'),
+    'dataset': ({'reported': dataclasses.replace(SCORE, dataset='mnist')}, 'dataset'),
+    'no_source': ({'reported': dataclasses.replace(SCORE, source=' ')}, 'source'),
+    'measured': ({'measured': dataclasses.replace(SCORE, value=-1.0)}, 'measured.value'),
+    'same_names': ({'files': (zoo.WeightFile('https://h/toy-1234.pth', SHA),)}, 'differ'),
 }
 
 
@@ -98,7 +99,7 @@ class _Affine(link.Link):
 class Toy(link.Chain):
     """A tiny two-layer model with a torch-style name mapping."""
 
-    weights = {}
+    weights: typing.ClassVar[dict] = {}
 
     def __init__(self, pretrained_model=None, n_class=3):
         super().__init__()

@@ -97,7 +97,7 @@ class DarknetWeightsReader:
 
     def __init__(self, path):
         self.path = os.fspath(path)
-        self._file = open(self.path, 'rb')
+        self._file = open(self.path, 'rb')  # noqa: SIM115 - the reader streams it until close()
         try:
             self._read_header()
         except BaseException:

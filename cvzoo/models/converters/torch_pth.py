@@ -244,7 +244,7 @@ def _load_legacy(path):
             storages[root_key] = _Storage(pid[1].name, int(pid[4]))
         if view_metadata is None:
             return storages[root_key]
-        view_key, offset, view_size = view_metadata
+        _view_key, offset, view_size = view_metadata
         return _Storage(pid[1].name, int(view_size), storages[root_key], int(offset))
 
     with open(path, 'rb') as file:
@@ -347,10 +347,11 @@ def find_state_dict(checkpoint):
         checkpoint itself is the state dict).
 
     Raises:
+        TypeError: ``checkpoint`` is not a dict.
         ValueError: no dict of arrays is found.
     """
     if not isinstance(checkpoint, dict):
-        raise ValueError(f'checkpoint: expected a dict, got {type(checkpoint).__name__}')
+        raise TypeError(f'checkpoint: expected a dict, got {type(checkpoint).__name__}')
     candidates = [(None, checkpoint)]
     candidates += [(key, checkpoint[key]) for key in STATE_DICT_KEYS
                    if isinstance(checkpoint.get(key), dict)]
@@ -385,7 +386,7 @@ def load_torch_file(path) -> dict:
     checkpoint = load_torch_checkpoint(path)
     try:
         state_dict, key = find_state_dict(checkpoint)
-    except ValueError as exc:
+    except (TypeError, ValueError) as exc:
         raise errors.CorruptFileError(f'{os.fspath(path)}: {exc}') from None
     if key is not None:
         _logger.info('%s: using the state dict under the key %r', os.fspath(path), key)

@@ -54,7 +54,8 @@ WRITERS = {
     'torch_zip': (_torch_zip, 'torch_zip'), 'torch_legacy': (_torch_legacy, 'torch_legacy'),
     'npz': (_npz, 'npz'), 'npz_compressed': (_npz_compressed, 'npz'),
     'hdf5': (_hdf5, 'hdf5'), 'hdf5_userblock': (_hdf5_userblock, 'hdf5'),
-    'darknet': (_darknet, 'darknet_weights'), 'darknet_int32_seen': (_darknet_old, 'darknet_weights'),
+    'darknet': (_darknet, 'darknet_weights'),
+    'darknet_int32_seen': (_darknet_old, 'darknet_weights'),
 }
 
 
