@@ -1,0 +1,104 @@
+"""ImageClassifier: the shared predict() and pretrained-weights handling of classifiers.
+
+A classifier subclass builds its layers (as a PickableSequentialChain), ending with a
+layer named by ``head_name`` that outputs logits, and implements ``reset_head(n_class)``.
+This base gives it:
+
+- ``predict(imgs)``: DESIGN.md's classification contract, using the preset of the
+  loaded weights (resize, center crop, mean/std);
+- ``_load_pretrained(pretrained_model, n_class)``: a zoo key or a local file, with
+  ``n_class`` different from the weights' for fine-tuning (all but the head load).
+"""
+
+import numpy
+
+import cvzoo.core.functions as F
+from cvzoo import transforms
+from cvzoo.core import backend, config
+from cvzoo.models import zoo
+from cvzoo.models.pickable_sequential_chain import PickableSequentialChain
+from cvzoo.utils import image as image_utils
+
+IMAGENET_MEAN = (123.675, 116.28, 103.53)
+IMAGENET_STD = (58.395, 57.12, 57.375)
+# The usual ImageNet evaluation: shorter side to 256, center crop 224, torchvision's mean/std.
+DEFAULT_PRESET = zoo.Preset(size=224, mean=IMAGENET_MEAN, std=IMAGENET_STD, crop_fraction=0.875)
+
+
+def n_class_for(model_class, pretrained_model, n_class, default):
+    """The head size to build with: the weights' when a zoo key is given, else n_class.
+
+    Args:
+        model_class: the classifier class.
+        pretrained_model: a zoo key, a path or None.
+        n_class (int or None): what the user asked for.
+        default (int): used when neither says (1000, ImageNet).
+    """
+    if isinstance(pretrained_model, str) and pretrained_model in getattr(model_class, 'weights', {}):
+        return model_class.weights[pretrained_model].n_class
+    return n_class or default
+
+
+class ImageClassifier(PickableSequentialChain):
+    """Base class of classifiers; see the module docstring.
+
+    Attributes:
+        preset (zoo.Preset): the preprocessing predict() applies.
+        label_names (tuple of str or None): class names of the loaded weights.
+        head_name (str): the layer producing logits.
+    """
+
+    head_name = 'fc'
+    preset = DEFAULT_PRESET
+    label_names = None
+
+    def _load_pretrained(self, pretrained_model, n_class, source=None):
+        """Load weights (a key or a path), then re-make the head when n_class differs."""
+        if pretrained_model is None:
+            return
+        entry = zoo.load_weights(self, pretrained_model, source=source)
+        if entry is not None:
+            self.preset = entry.preset
+            self.label_names = entry.label_names
+            if n_class is not None and n_class != entry.n_class:
+                self.reset_head(n_class)
+                self.label_names = None
+
+    def reset_head(self, n_class):
+        """Replace the logits layer by a new one with ``n_class`` outputs."""
+        raise NotImplementedError(f'{type(self).__name__} does not implement reset_head')
+
+    def prepare(self, img):
+        """Preprocess one image as the preset says: (3, H, W) float32 -> (3, S, S) float32."""
+        preset = self.preset
+        size = preset.size if isinstance(preset.size, tuple) else (preset.size, preset.size)
+        if preset.crop_fraction:
+            short = int(round(min(size) / preset.crop_fraction))
+            img = transforms.scale(img, short, fit_short=True,
+                                   interpolation=preset.interpolation)
+            img = transforms.center_crop(img, size)
+        else:
+            img = transforms.resize(img, size, interpolation=preset.interpolation)
+        mean = numpy.asarray(preset.mean, numpy.float32)[:, None, None]
+        std = numpy.asarray(preset.std, numpy.float32)[:, None, None]
+        return (img - mean) / std
+
+    def predict(self, imgs, batchsize=8):
+        """Class probabilities of each image.
+
+        Args:
+            imgs: an iterable of images: (3, H, W) float arrays in [0, 255] RGB, (H, W, 3)
+                uint8 arrays, PIL images or file paths.
+            batchsize (int): images per forward pass.
+
+        Returns:
+            numpy.ndarray: (B, n_class) float32 probabilities, one row per image.
+        """
+        batch = numpy.stack([self.prepare(image_utils.as_chw_image(img)) for img in imgs])
+        rows = []
+        with config.using_config('train', False), config.no_backprop_mode():
+            for start in range(0, len(batch), batchsize):
+                x = backend.to_device(batch[start:start + batchsize], self.device)
+                logits = self.forward(x)
+                rows.append(backend.to_numpy(F.softmax(logits).array))
+        return numpy.concatenate(rows).astype(numpy.float32, copy=False)
