@@ -328,3 +328,55 @@ def test_real_weights_load_through_a_local_path(shared_data, tmp_path):
     arrays = zoo._converted_arrays(link.Chain(), str(tmp_path / 's.pth'), 'torch', 'x' * 64)
     assert arrays['features.0.weight'].shape == (64, 3, 3, 3)
     assert (tmp_path / 's.pth.cvzoo.npz').exists()
+
+
+def _serve_toy(http_server, pth_writer, rng, monkeypatch, tmp_path):
+    state = _torch_state(rng)
+    _write_pth(http_server.root / 'toy-1234.pth', pth_writer, state)
+    digest = hashlib.sha256((http_server.root / 'toy-1234.pth').read_bytes()).hexdigest()
+    entry = _weights(url=http_server.url_for('toy-1234.pth'), sha256=digest)
+    monkeypatch.setattr(Toy, 'weights', {'imagenet': entry})
+    monkeypatch.setenv('CVZOO_HOME', str(tmp_path / 'home'))
+    monkeypatch.delenv('CVZOO_WEIGHTS_MIRROR', raising=False)
+    return state, tmp_path / 'home' / 'weights' / 'toy-1234.pth'
+
+
+def test_download_once_and_refetch_a_corrupt_cache(http_server, pth_writer, rng, monkeypatch,
+                                                   tmp_path):
+    state, cached = _serve_toy(http_server, pth_writer, rng, monkeypatch, tmp_path)
+    _assert_loaded(Toy(pretrained_model='imagenet'), _reference(state))
+    _assert_loaded(Toy(pretrained_model='imagenet'), _reference(state))
+    assert http_server.count('toy-1234.pth') == 1
+    assert cached.with_name('toy-1234.pth.cvzoo.npz').exists()
+    cached.write_bytes(cached.read_bytes()[:100])  # truncated in the cache
+    _assert_loaded(Toy(pretrained_model='imagenet'), _reference(state))
+    assert http_server.count('toy-1234.pth') == 2
+
+
+def test_download_hash_mismatch_leaves_nothing(http_server, pth_writer, rng, monkeypatch,
+                                               tmp_path):
+    _, cached = _serve_toy(http_server, pth_writer, rng, monkeypatch, tmp_path)
+    bad = dataclasses.replace(Toy.weights['imagenet'], sha256='0' * 64)
+    monkeypatch.setattr(Toy, 'weights', {'imagenet': bad})
+    with pytest.raises(errors.DownloadError) as info:
+        Toy(pretrained_model='imagenet')
+    assert bad.url in str(info.value) and str(cached) in str(info.value)
+    assert not cached.exists() and not list(cached.parent.glob('*.part'))
+
+
+def test_real_darknet_files_through_the_mirror(shared_data, tmp_path, monkeypatch):
+    pytest.importorskip('cvzoo.utils.download')
+    folder = shared_data / 'weights'
+    monkeypatch.setenv('CVZOO_HOME', str(tmp_path / 'home'))
+    monkeypatch.setenv('CVZOO_WEIGHTS_MIRROR', str(folder))
+    files = [zoo.WeightFile(f'https://github.invalid/raw/{name}', hashlib.sha256(
+        (folder / name).read_bytes()).hexdigest()) for name in ('yolo-fastest-voc.cfg',)]
+    entry = _weights(
+        url='https://github.invalid/raw/yolo-fastest.weights', source_format='darknet',
+        sha256='f507b1e9f016e368299f72fe757572e6b4d14fc200d28d380c955c3d3137a6ff',
+        file_name='yolo-fastest-voc.weights', files=tuple(files))
+    assert zoo.schema_problems(entry) == []
+    weights_path, cfg_path = zoo.fetch_weights(entry)
+    assert file_format.sniff_format(weights_path) == 'darknet_weights'
+    assert pathlib.Path(cfg_path).read_text().startswith(
+        (folder / 'yolo-fastest-voc.cfg').read_text()[:20])
