@@ -41,3 +41,128 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if 'reference' in item.keywords:
             pass  # reference tests skip themselves with pytest.importorskip
+
+
+# --- http_server: downloads served from 127.0.0.1 ---
+import http.server  # noqa: E402
+import socket  # noqa: E402
+import threading  # noqa: E402
+import urllib.parse  # noqa: E402
+
+
+class _HttpServerState:
+    """What the http_server fixture serves and what it saw.
+
+    Attributes:
+        root (pathlib.Path): the folder served; put files here.
+        url (str): ``'http://127.0.0.1:<port>'``.
+        requests (list of str): the path of every GET, in order.
+    """
+
+    def __init__(self, root):
+        self.root = root
+        self.url = ''
+        self.requests = []
+        self.drops = {}     # name -> [n_bytes_to_send, times_left]
+        self.failures = {}  # name -> [status, times_left]
+        self.lock = threading.Lock()
+
+    def url_for(self, name):
+        """The URL of file ``name`` under root."""
+        return f'{self.url}/{name}'
+
+    def count(self, name):
+        """How many GET requests asked for ``name``."""
+        return sum(1 for path in self.requests if path.lstrip('/') == name)
+
+    def drop_after(self, name, n_bytes, times=1):
+        """The next ``times`` GETs of ``name`` announce the full length but close the
+        connection after ``n_bytes`` bytes of the body."""
+        self.drops[name] = [n_bytes, times]
+
+    def fail(self, name, status=500, times=1):
+        """The next ``times`` GETs of ``name`` answer with HTTP ``status``."""
+        self.failures[name] = [status, times]
+
+    def _take(self, table, name):
+        with self.lock:
+            entry = table.get(name)
+            if entry is None or entry[1] <= 0:
+                return None
+            entry[1] -= 1
+            return entry[0]
+
+
+def _make_handler(state):
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = 'HTTP/1.1'
+
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            name = urllib.parse.unquote(self.path.split('?')[0]).lstrip('/')
+            with state.lock:
+                state.requests.append('/' + name)
+            status = state._take(state.failures, name)
+            path = state.root / name
+            if status is not None or not path.is_file():
+                self._send_empty(status or 404)
+                return
+            data = path.read_bytes()
+            start = self._range_start(len(data))
+            if start is None:
+                self._send_empty(416)
+                return
+            self.send_response(206 if start else 200)
+            self.send_header('Content-Length', str(len(data) - start))
+            if start:
+                self.send_header('Content-Range', f'bytes {start}-{len(data) - 1}/{len(data)}')
+            self.end_headers()
+            drop = state._take(state.drops, name)
+            body = data[start:] if drop is None else data[start:start + drop]
+            self.wfile.write(body)
+            self.wfile.flush()
+            if drop is not None:
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+
+        def _range_start(self, size):
+            spec = self.headers.get('Range')
+            if not spec or not spec.startswith('bytes=') or not spec.endswith('-'):
+                return 0
+            start = int(spec[len('bytes='):-1])
+            return start if start < size else None
+
+        def _send_empty(self, status):
+            self.send_response(status)
+            self.send_header('Content-Length', '0')
+            self.end_headers()
+
+    return Handler
+
+
+@pytest.fixture
+def http_server(tmp_path):
+    """A threaded HTTP server on 127.0.0.1 serving a temporary folder.
+
+    Yields an object with ``root`` (the folder to fill), ``url``, ``url_for(name)``,
+    ``requests`` and ``count(name)`` (GETs seen), ``drop_after(name, n_bytes, times=1)``
+    (close the connection mid-file) and ``fail(name, status=500, times=1)``. Byte
+    ranges of the form ``bytes=N-`` are honoured with 206 answers.
+    """
+    root = tmp_path / 'http_root'
+    root.mkdir()
+    state = _HttpServerState(root)
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), _make_handler(state))
+    server.daemon_threads = True
+    state.url = f'http://127.0.0.1:{server.server_address[1]}'
+    thread = threading.Thread(target=server.serve_forever, kwargs={'poll_interval': 0.05},
+                              daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)

@@ -1,0 +1,278 @@
+"""Fetch files safely: streamed, hash-checked, renamed into place only when complete.
+
+``download`` writes ``<path>.part`` and renames it to ``path`` only after the sha256
+matched, so no half-written file is ever left under the final name. ``cached_download``
+keeps files under ``$CVZOO_HOME``, tries ``$CVZOO_WEIGHTS_MIRROR`` first (DESIGN.md,
+"Pretrained weights"), and holds a file lock so that several processes download once.
+``extract_archive`` unpacks zip and tar files, refusing entries that would land outside
+the destination.
+"""
+
+import hashlib
+import os
+import pathlib
+import shutil
+import tarfile
+import time
+import urllib.parse
+import zipfile
+from typing import Optional, Union
+
+import requests
+
+from cvzoo import errors
+from cvzoo.utils import paths
+from cvzoo.utils.file_lock import FileLock
+from cvzoo.utils.progress import ProgressBar
+
+PathLike = Union[str, os.PathLike]
+
+_CHUNK = 1 << 20
+_RETRY_PAUSE = 0.2  # seconds, doubled after each failed attempt
+_TRANSIENT = (requests.ConnectionError, requests.Timeout,
+              requests.exceptions.ChunkedEncodingError, requests.exceptions.ContentDecodingError)
+
+
+class _Incomplete(Exception):
+    """The server closed the stream before sending every byte it announced."""
+
+
+def sha256_of(path: PathLike) -> str:
+    """Return the hex sha256 of a file, read in 1 MB chunks."""
+    digest = hashlib.sha256()
+    with open(path, 'rb') as f:
+        for chunk in iter(lambda: f.read(_CHUNK), b''):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _local_source(url: str) -> Optional[pathlib.Path]:
+    """The local file a ``file://`` URL or a plain path names; None for http(s)."""
+    parsed = urllib.parse.urlparse(url)
+    if parsed.scheme == 'file':
+        return pathlib.Path(urllib.parse.unquote(parsed.path))
+    if parsed.scheme in ('http', 'https'):
+        return None
+    return pathlib.Path(url)
+
+
+def _copy_local(source: pathlib.Path, part: pathlib.Path, url: str) -> None:
+    if not source.is_file():
+        raise errors.DownloadError(f'{url}: no such file')
+    try:
+        os.link(source, part)  # a hard link costs nothing; fall back to a copy
+    except OSError:
+        shutil.copyfile(source, part)
+
+
+def _fetch_http(url: str, part: pathlib.Path, timeout: float, quiet) -> None:
+    """Stream ``url`` into ``part``, resuming with a Range request when it already holds bytes."""
+    offset = part.stat().st_size if part.exists() else 0
+    headers = {'Range': f'bytes={offset}-'} if offset else {}
+    with requests.get(url, stream=True, timeout=timeout, headers=headers) as response:
+        if response.status_code == 416 or (offset and response.status_code == 200):
+            offset = 0  # the server ignores or refuses the range: start again
+        if response.status_code >= 500:  # the server's trouble: worth a retry
+            raise requests.ConnectionError(f'HTTP status {response.status_code}')
+        if response.status_code not in (200, 206):
+            raise errors.DownloadError(f'{url}: HTTP status {response.status_code}')
+        length = response.headers.get('Content-Length')
+        expected = offset + int(length) if length is not None else None
+        mode = 'ab' if offset else 'wb'
+        with open(part, mode) as f, ProgressBar(total=expected, desc=part.name[:-5],
+                                                quiet=quiet, unit='B') as bar:
+            bar.update(offset)
+            for chunk in response.iter_content(_CHUNK):
+                f.write(chunk)
+                bar.update(len(chunk))
+    if expected is not None and part.stat().st_size < expected:
+        raise _Incomplete(f'{url}: got {part.stat().st_size} of {expected} bytes')
+
+
+def _fetch_with_retries(url: str, part: pathlib.Path, retries: int, timeout: float, quiet):
+    pause = _RETRY_PAUSE
+    for attempt in range(retries + 1):
+        try:
+            _fetch_http(url, part, timeout, quiet)
+            return
+        except (_Incomplete,) + _TRANSIENT as exc:
+            if attempt == retries:
+                raise errors.DownloadError(
+                    f'{url}: failed after {retries + 1} attempts: {exc}') from exc
+            time.sleep(pause)
+            pause *= 2
+
+
+def download(url: str, path: PathLike, sha256: Optional[str] = None, *, retries: int = 3,
+             quiet: Optional[bool] = None, timeout: float = 30.0) -> pathlib.Path:
+    """Download ``url`` to ``path`` through ``path + '.part'``, checking the sha256.
+
+    http(s) downloads are streamed with a progress bar; a dropped connection is retried
+    up to ``retries`` times, resuming with a Range request when the server allows it.
+    ``file://`` URLs and plain local paths are copied (or hard-linked). The ``.part``
+    file is renamed to ``path`` only after its sha256 matched; on a mismatch it is
+    deleted.
+
+    Args:
+        url (str): http(s)://, file:// or a local path.
+        path (str or Path): the destination file; its folder is created.
+        sha256 (str or None): the expected hex digest; None skips the check.
+        retries (int): extra attempts after a dropped connection or a 5xx answer.
+        quiet (bool or None): progress bar switch, as in cvzoo.utils.progress.
+        timeout (float): seconds to wait for the server to answer or send data.
+
+    Returns:
+        pathlib.Path: ``path``.
+
+    Raises:
+        cvzoo.errors.DownloadError: the file could not be fetched, or its hash differs
+            (the message names the URL, the expected and the actual hash).
+    """
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(path.name + '.part')
+    source = _local_source(url)
+    try:
+        if source is not None:
+            if part.exists():
+                part.unlink()
+            _copy_local(source, part, url)
+        else:
+            _fetch_with_retries(url, part, retries, timeout, quiet)
+    except errors.DownloadError:
+        raise
+    except (requests.RequestException, OSError) as exc:
+        raise errors.DownloadError(f'{url}: {exc}') from exc
+    if sha256 is not None:
+        actual = sha256_of(part)
+        if actual != sha256.lower():
+            part.unlink()
+            raise errors.DownloadError(
+                f'{url}: sha256 mismatch: expected {sha256.lower()}, got {actual}; '
+                f'the file was deleted')
+    os.replace(part, path)
+    return path
+
+
+def _mirror_source(file_name: str) -> Optional[str]:
+    mirror = paths.weights_mirror()
+    if mirror is None:
+        return None
+    if urllib.parse.urlparse(mirror).scheme in ('http', 'https', 'file'):
+        return mirror.rstrip('/') + '/' + urllib.parse.quote(file_name)
+    return str(pathlib.Path(mirror).expanduser() / file_name)
+
+
+def _is_cached(target: pathlib.Path, sha256: Optional[str]) -> bool:
+    return target.is_file() and (sha256 is None or sha256_of(target) == sha256.lower())
+
+
+def cached_download(url: str, sha256: Optional[str] = None, *, file_name: Optional[str] = None,
+                    subdir: str = '', mirror: bool = True,
+                    quiet: Optional[bool] = None) -> pathlib.Path:
+    """Return the path of ``url``'s file under ``$CVZOO_HOME/subdir``, fetching it once.
+
+    A cached file is reused when its sha256 matches (or no hash is given). Otherwise
+    the mirror ``$CVZOO_WEIGHTS_MIRROR`` (a folder holding ``file_name``, or a base URL
+    to which ``/file_name`` is appended) is tried first, then ``url``. A file lock
+    makes concurrent processes wait for one download.
+
+    Args:
+        url (str): the original location (http(s)://, file:// or a path).
+        sha256 (str or None): expected hex digest of the file.
+        file_name (str or None): the cached and mirrored name; default the last part of
+            the URL's path.
+        subdir (str): folder under ``$CVZOO_HOME``.
+        mirror (bool): False skips the mirror.
+        quiet (bool or None): progress bar switch.
+
+    Returns:
+        pathlib.Path: the cached file.
+
+    Raises:
+        cvzoo.errors.DownloadError: every source failed; the message names the URL, each
+            failure, and the path where the file can be put by hand.
+    """
+    if file_name is None:
+        file_name = pathlib.PurePosixPath(urllib.parse.urlparse(url).path).name
+        if not file_name:
+            raise ValueError(f'file_name: expected a name, and none can be taken from {url!r}')
+    target = paths.cvzoo_home() / subdir / file_name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(target.with_name(target.name + '.lock')):
+        if _is_cached(target, sha256):
+            return target
+        sources = [_mirror_source(file_name)] if mirror else []
+        sources = [s for s in sources if s is not None] + [url]
+        failures = []
+        for source in sources:
+            try:
+                return download(source, target, sha256, quiet=quiet)
+            except errors.DownloadError as exc:
+                failures.append(str(exc))
+    raise errors.DownloadError(
+        f'could not fetch {url}: ' + '; '.join(failures) +
+        f'. If this machine is offline, download the file elsewhere and put it at {target} '
+        f'(or set CVZOO_WEIGHTS_MIRROR to a folder holding {file_name})')
+
+
+def _check_member(archive: pathlib.Path, name: str, dst: pathlib.Path) -> None:
+    pure = pathlib.PurePosixPath(name.replace('\\', '/'))
+    if pure.is_absolute() or '..' in pure.parts or (pure.parts and ':' in pure.parts[0]):
+        raise errors.CorruptFileError(
+            f'{archive}: refusing entry {name!r}: it would be written outside {dst}')
+
+
+def _check_tar_member(archive: pathlib.Path, member: tarfile.TarInfo, dst: pathlib.Path):
+    _check_member(archive, member.name, dst)
+    if member.issym() or member.islnk():
+        base = dst / pathlib.PurePosixPath(member.name).parent if member.issym() else dst
+        target = os.path.normpath(os.path.join(base, member.linkname))
+        inside = os.path.commonpath([os.path.abspath(target), os.path.abspath(dst)])
+        if os.path.isabs(member.linkname) or inside != os.path.abspath(dst):
+            raise errors.CorruptFileError(
+                f'{archive}: refusing link {member.name!r} -> {member.linkname!r}: '
+                f'it points outside {dst}')
+    elif not (member.isfile() or member.isdir()):
+        raise errors.CorruptFileError(
+            f'{archive}: refusing special entry {member.name!r} (device or fifo)')
+
+
+def extract_archive(path: PathLike, dst: PathLike) -> pathlib.Path:
+    """Unpack a zip, tar, tar.gz, tar.bz2 or tar.xz archive into ``dst``.
+
+    Every entry is checked before anything is written: absolute paths, ``..``
+    components, links pointing outside ``dst`` and device files are refused.
+
+    Args:
+        path (str or Path): the archive.
+        dst (str or Path): the destination folder (created).
+
+    Returns:
+        pathlib.Path: ``dst``.
+
+    Raises:
+        cvzoo.errors.CorruptFileError: the archive is unreadable or holds an unsafe
+            entry (the message names the archive and the entry).
+    """
+    path, dst = pathlib.Path(path), pathlib.Path(dst)
+    dst.mkdir(parents=True, exist_ok=True)
+    if zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            for name in archive.namelist():
+                _check_member(path, name, dst)
+            archive.extractall(dst)
+        return dst
+    try:
+        with tarfile.open(path) as archive:
+            members = archive.getmembers()
+            for member in members:
+                _check_tar_member(path, member, dst)
+            if hasattr(tarfile, 'data_filter'):
+                archive.extractall(dst, members=members, filter='data')
+            else:
+                archive.extractall(dst, members=members)
+    except tarfile.TarError as exc:
+        raise errors.CorruptFileError(f'{path}: not a readable zip or tar archive: {exc}') \
+            from exc
+    return dst
