@@ -1,0 +1,112 @@
+"""Read a COCO instances json into per-image records (shared by the COCO datasets)."""
+
+import collections
+import json
+import pathlib
+
+import numpy
+
+from cvzoo import errors
+from cvzoo.datasets.coco import coco_label_names
+from cvzoo.utils import paths
+
+COCO_IMAGE_URL = 'http://images.cocodataset.org/zips/{split}{year}.zip'
+COCO_ANNOTATION_URL = 'http://images.cocodataset.org/annotations/annotations_trainval{year}.zip'
+
+
+def resolve_coco_paths(data_dir, split, year):
+    """Return (json path, image folder) of the official layout, downloading for 'auto'.
+
+    The layout is ``<data_dir>/annotations/instances_<split><year>.json`` and
+    ``<data_dir>/<split><year>/<file_name>``; 'auto' is ``<dataset_root>/coco``.
+    """
+    if split not in ('train', 'val'):
+        raise ValueError(f"split: expected 'train' or 'val', got {split!r}")
+    if str(year) not in ('2014', '2017'):
+        raise ValueError(f"year: expected '2014' or '2017', got {year!r}")
+    root = paths.dataset_root() / 'coco' if data_dir == 'auto' else pathlib.Path(data_dir)
+    json_path = root / 'annotations' / f'instances_{split}{year}.json'
+    image_dir = root / f'{split}{year}'
+    if json_path.is_file() and image_dir.is_dir():
+        return json_path, image_dir
+    if data_dir != 'auto':
+        raise FileNotFoundError(f'data_dir: expected {json_path} and the folder {image_dir}')
+    from cvzoo.utils import download
+
+    for url, present in ((COCO_ANNOTATION_URL.format(year=year), json_path.is_file()),
+                         (COCO_IMAGE_URL.format(split=split, year=year), image_dir.is_dir())):
+        if not present:
+            download.extract_archive(download.cached_download(url), root)
+    return json_path, image_dir
+
+
+def _check(condition, json_path, where, field, what):
+    if not condition:
+        raise errors.CorruptFileError(f'{json_path}: {where} field {field!r}: {what}')
+
+
+class COCOAnnotations:
+    """The images (sorted by id), their annotations and the category -> label mapping.
+
+    Args:
+        json_path: a COCO-format json (images, annotations, categories).
+        standard_labels (bool): True: labels follow coco_bbox_label_names (for the
+            official files); False: the json's categories sorted by id.
+    """
+
+    def __init__(self, json_path, standard_labels=False):
+        self.json_path = pathlib.Path(json_path)
+        try:
+            with open(self.json_path) as f:
+                data = json.load(f)
+        except json.JSONDecodeError as error:
+            raise errors.CorruptFileError(f'{self.json_path}: not valid json ({error})') from None
+        for key in ('images', 'annotations', 'categories'):
+            _check(key in data, self.json_path, 'top level', key, 'missing')
+        categories = sorted(data['categories'], key=lambda c: c['id'])
+        if standard_labels:
+            self.label_names = coco_label_names.coco_bbox_label_names
+            self.category_ids = coco_label_names.coco_label_to_category_id
+        else:
+            self.label_names = tuple(c['name'] for c in categories)
+            self.category_ids = tuple(c['id'] for c in categories)
+        self.label_of = {cat_id: k for k, cat_id in enumerate(self.category_ids)}
+        self.images = sorted(data['images'], key=lambda img: img['id'])
+        self.annotations = collections.defaultdict(list)
+        for ann in data['annotations']:
+            self.annotations[ann.get('image_id')].append(ann)
+
+    def image_path(self, index, image_dir):
+        """The path of image ``index`` inside ``image_dir``."""
+        record = self.images[index]
+        _check('file_name' in record, self.json_path, f'image {record.get("id")}',
+               'file_name', 'missing')
+        return pathlib.Path(image_dir) / record['file_name']
+
+    def boxes(self, index, use_crowded):
+        """bbox (R, 4) float32 clipped to the image, label, crowd, area and the annotations."""
+        record = self.images[index]
+        anns = self.annotations.get(record['id'], [])
+        if not use_crowded:
+            anns = [a for a in anns if not a.get('iscrowd', 0)]
+        bbox = numpy.zeros((len(anns), 4), numpy.float32)
+        label = numpy.zeros(len(anns), numpy.int32)
+        for k, ann in enumerate(anns):
+            where = f'annotation {ann.get("id")}'
+            for field in ('bbox', 'category_id'):
+                _check(field in ann, self.json_path, where, field, 'missing')
+            box = ann['bbox']
+            _check(len(box) == 4 and box[2] >= 0 and box[3] >= 0, self.json_path, where,
+                   'bbox', f'expected [x, y, w, h] with w, h >= 0, got {box}')
+            _check(ann['category_id'] in self.label_of, self.json_path, where, 'category_id',
+                   f'{ann["category_id"]} is not a category')
+            # NOTE: COCO's [x, y, w, h] is in continuous pixel coordinates (the top-left
+            # corner and the size), so x_max = x + w with no - 1.
+            bbox[k] = (box[0], box[1], box[0] + box[2], box[1] + box[3])
+            label[k] = self.label_of[ann['category_id']]
+        if 'width' in record and 'height' in record:
+            bbox[:, 0::2] = numpy.clip(bbox[:, 0::2], 0, record['width'])
+            bbox[:, 1::2] = numpy.clip(bbox[:, 1::2], 0, record['height'])
+        crowd = numpy.array([bool(a.get('iscrowd', 0)) for a in anns], bool)
+        area = numpy.array([a.get('area', 0.0) for a in anns], numpy.float32)
+        return bbox, label, crowd, area, anns

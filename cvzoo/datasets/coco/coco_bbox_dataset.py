@@ -1,0 +1,67 @@
+"""COCO detection from an instances json (official files or any COCO-format json)."""
+
+from cvzoo.datasets import dataset_mixin
+from cvzoo.datasets.coco import coco_annotations
+from cvzoo.utils import image
+
+
+class COCOBboxDataset(dataset_mixin.DatasetMixin):
+    """COCO 2014/2017 detection, or any COCO-format json with :meth:`from_json`.
+
+    Args:
+        data_dir (str): 'auto' (``<dataset_root>/coco``, downloaded from
+            images.cocodataset.org when absent) or a folder with
+            ``annotations/instances_<split><year>.json`` and ``<split><year>/``.
+        split (str): 'train' or 'val'.
+        year (str): '2014' or '2017'.
+        use_crowded (bool): keep crowd regions (iscrowd=1).
+        return_crowded (bool): also return the crowd flags.
+        return_area (bool): also return the annotations' areas.
+
+    Example i is ``img, bbox, label`` (then ``crowded``, ``area`` when asked):
+
+        img      (3, H, W) float32  RGB in [0, 255]
+        bbox     (R, 4) float32     (x_min, y_min, x_max, y_max), clipped to the image
+        label    (R,) int32         index into ``self.label_names`` (for the official
+                                    files coco_bbox_label_names)
+        crowded  (R,) bool
+        area     (R,) float32       the json's segmentation area
+
+    Images are ordered by id; those without annotations are kept (R = 0).
+    """
+
+    def __init__(self, data_dir='auto', split='train', year='2017', use_crowded=False,
+                 return_crowded=False, return_area=False, *, _json_path=None, _image_dir=None):
+        if _json_path is None:
+            _json_path, _image_dir = coco_annotations.resolve_coco_paths(data_dir, split, year)
+        self._annotations = coco_annotations.COCOAnnotations(
+            _json_path, standard_labels=data_dir == 'auto')
+        self.image_dir = _image_dir
+        self.label_names = self._annotations.label_names
+        self.category_ids = self._annotations.category_ids
+        self.ids = [record['id'] for record in self._annotations.images]
+        self.use_crowded = use_crowded
+        self.return_crowded = return_crowded
+        self.return_area = return_area
+
+    @classmethod
+    def from_json(cls, json_path, image_dir, **kwargs):
+        """Load any COCO-format json; labels are its categories sorted by id.
+
+        >>> # dataset = COCOBboxDataset.from_json('my/instances.json', 'my/images')
+        """
+        return cls(data_dir=None, _json_path=json_path, _image_dir=image_dir, **kwargs)
+
+    def __len__(self):
+        return len(self.ids)
+
+    def get_example(self, i):
+        bbox, label, crowd, area, _ = self._annotations.boxes(i, self.use_crowded)
+        img = image.read_image(self._annotations.image_path(i, self.image_dir))
+        example = (img, bbox, label)
+        if self.return_crowded:
+            example += (crowd,)
+        if self.return_area:
+            example += (area,)
+        return example
+

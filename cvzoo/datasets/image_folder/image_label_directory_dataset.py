@@ -1,0 +1,44 @@
+"""ImageLabelDirectoryDataset: a folder of images and a folder of label PNGs."""
+
+import pathlib
+
+import numpy
+
+from cvzoo.datasets import dataset_mixin
+from cvzoo.datasets.image_folder import directory_parsing_label_dataset
+from cvzoo.utils import image
+
+
+class ImageLabelDirectoryDataset(dataset_mixin.DatasetMixin):
+    """Semantic segmentation from ``img_dir/<stem>.<ext>`` and ``label_dir/<stem>.png``.
+
+    Args:
+        img_dir, label_dir (str or Path): the two folders; images are paired by file stem.
+        ignore_label (int or None): a label value read as -1 (e.g. 255); None: none.
+
+    Example i is ``img, label``: (3, H, W) float32 and (H, W) int32.
+
+    Raises:
+        FileNotFoundError: an image has no label PNG (named in the message).
+    """
+
+    def __init__(self, img_dir, label_dir, ignore_label=None):
+        extensions = directory_parsing_label_dataset.IMAGE_EXTENSIONS
+        self.img_paths = sorted(p for p in pathlib.Path(img_dir).iterdir()
+                                if p.suffix.lower() in extensions)
+        self.label_paths = [pathlib.Path(label_dir) / f'{p.stem}.png' for p in self.img_paths]
+        missing = [str(p) for p in self.label_paths if not p.is_file()]
+        if missing:
+            raise FileNotFoundError(f'label_dir: no label PNG {missing[0]} for its image '
+                                    f'({len(missing)} missing in all)')
+        self.ignore_label = ignore_label
+
+    def __len__(self):
+        return len(self.img_paths)
+
+    def get_example(self, i):
+        img = image.read_image(self.img_paths[i])
+        label = image.read_label(self.label_paths[i])
+        if self.ignore_label is not None:
+            label[label == self.ignore_label] = -1
+        return img, label.astype(numpy.int32, copy=False)

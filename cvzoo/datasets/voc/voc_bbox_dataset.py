@@ -1,0 +1,137 @@
+"""PASCAL VOC detection: images with boxes, labels and difficult flags from the xml files."""
+
+import pathlib
+import xml.etree.ElementTree as ElementTree
+
+import numpy
+
+from cvzoo import errors
+from cvzoo.datasets import dataset_mixin
+from cvzoo.datasets.voc import voc_label_names, voc_paths
+from cvzoo.utils import image
+
+
+def _field(element, path, xml_path):
+    found = element.find(path)
+    if found is None or found.text is None:
+        raise errors.CorruptFileError(f'{xml_path}: missing field <{path}>')
+    return found.text.strip()
+
+
+def _number(element, path, xml_path):
+    text = _field(element, path, xml_path)
+    try:
+        return float(text)
+    except ValueError:
+        raise errors.CorruptFileError(
+            f'{xml_path}: field <{path}> must be a number, got {text!r}') from None
+
+
+def parse_voc_xml(xml_path):
+    """Read one VOC annotation file.
+
+    Returns:
+        tuple: names (list of str), bbox (R, 4) float32 (x_min, y_min, x_max, y_max),
+        difficult (R,) bool, size (H, W) or None when the file has no <size>.
+
+    Raises:
+        FileNotFoundError, cvzoo.errors.CorruptFileError: naming the file and the field.
+    """
+    try:
+        root = ElementTree.parse(xml_path).getroot()
+    except ElementTree.ParseError as error:
+        raise errors.CorruptFileError(f'{xml_path}: not valid xml ({error})') from None
+    size = None
+    if root.find('size') is not None:
+        size = (_number(root, 'size/height', xml_path), _number(root, 'size/width', xml_path))
+    names, boxes, difficult = [], [], []
+    for obj in root.findall('object'):
+        names.append(_field(obj, 'name', xml_path))
+        difficult.append(obj.find('difficult') is not None
+                         and _field(obj, 'difficult', xml_path) == '1')
+        boxes.append([_number(obj, f'bndbox/{key}', xml_path)
+                      for key in ('xmin', 'ymin', 'xmax', 'ymax')])
+    bbox = numpy.array(boxes, numpy.float32).reshape(-1, 4)
+    # NOTE: VOC stores 1-based, inclusive pixel indices; pixel k covers [k - 1, k) in
+    # continuous coordinates, so x_min = xmin - 1 and x_max = xmax. The box keeps the
+    # devkit's width (xmax - xmin + 1). ChainerCV subtracts 1 from all four because its
+    # boxes are inclusive and its metric adds 1 back; ours are not and ours does not.
+    bbox[:, :2] -= 1
+    bad = numpy.flatnonzero((bbox[:, 2] < bbox[:, 0]) | (bbox[:, 3] < bbox[:, 1]))
+    if len(bad):
+        raise errors.CorruptFileError(f'{xml_path}: object {int(bad[0])} has <bndbox> with '
+                                      f'xmax < xmin or ymax < ymin: {boxes[int(bad[0])]}')
+    return names, bbox, numpy.array(difficult, bool), size
+
+
+def _names_in_folder(annotation_dir):
+    names = set()
+    for xml_path in sorted(pathlib.Path(annotation_dir).glob('*.xml')):
+        names.update(parse_voc_xml(xml_path)[0])
+    return names
+
+
+class VOCBboxDataset(dataset_mixin.DatasetMixin):
+    """PASCAL VOC detection (or any folder in the VOC layout).
+
+    Args:
+        data_dir (str): 'auto' for ``<dataset_root>/voc/VOCdevkit/VOC<year>`` (downloaded
+            from host.robots.ox.ac.uk when absent), or a VOC-layout folder holding
+            ``Annotations/<id>.xml``, ``JPEGImages/<id>.jpg`` and
+            ``ImageSets/Main/<split>.txt``.
+        split (str): 'train', 'val', 'trainval' or 'test' (or any list file's name).
+        year (str): '2007' or '2012' (with 'auto'); 07+12 is
+            ``ConcatenatedDataset(VOCBboxDataset(year='2007'), VOCBboxDataset())``.
+        use_difficult (bool): keep objects marked difficult.
+        return_difficult (bool): also return the difficult flags.
+        label_names (sequence of str or None): class names, a label is its index. None:
+            the 20 VOC classes for 'auto' or when every name in the folder's xml files is
+            a VOC class; otherwise the sorted names found in ``Annotations/*.xml``.
+
+    Example i is ``img, bbox, label`` (``, difficult`` with return_difficult):
+
+        img        (3, H, W) float32  RGB in [0, 255]
+        bbox       (R, 4) float32     (x_min, y_min, x_max, y_max), clipped to the image
+        label      (R,) int32         index into ``label_names``
+        difficult  (R,) bool
+
+    Raises:
+        cvzoo.errors.CorruptFileError: (when read) an xml is malformed or lacks a field,
+            or names a class outside ``label_names``; the message names the file.
+    """
+
+    def __init__(self, data_dir='auto', split='trainval', year='2012', use_difficult=False,
+                 return_difficult=False, label_names=None):
+        self.data_dir = voc_paths.resolve_voc_dir(data_dir, split, year)
+        self.ids = voc_paths.read_ids(self.data_dir, split)
+        if label_names is None:
+            label_names = voc_label_names.voc_bbox_label_names
+            if data_dir != 'auto':
+                found = _names_in_folder(self.data_dir / 'Annotations')
+                if not found <= set(label_names):
+                    label_names = tuple(sorted(found))
+        self.label_names = tuple(label_names)
+        self._label_of = {name: i for i, name in enumerate(self.label_names)}
+        self.use_difficult = use_difficult
+        self.return_difficult = return_difficult
+
+    def __len__(self):
+        return len(self.ids)
+
+    def get_example(self, i):
+        xml_path = self.data_dir / 'Annotations' / f'{self.ids[i]}.xml'
+        names, bbox, difficult, _ = parse_voc_xml(xml_path)
+        unknown = [name for name in names if name not in self._label_of]
+        if unknown:
+            raise errors.CorruptFileError(f'{xml_path}: field <name> {unknown[0]!r} is not '
+                                          f'one of label_names')
+        label = numpy.array([self._label_of[name] for name in names], numpy.int32)
+        if not self.use_difficult:
+            bbox, label, difficult = bbox[~difficult], label[~difficult], difficult[~difficult]
+        img = image.read_image(self.data_dir / 'JPEGImages' / f'{self.ids[i]}.jpg')
+        # NOTE: boxes past the border (a few VOC files have them) are clipped to the image.
+        bbox[:, 0::2] = numpy.clip(bbox[:, 0::2], 0, img.shape[2])
+        bbox[:, 1::2] = numpy.clip(bbox[:, 1::2], 0, img.shape[1])
+        if self.return_difficult:
+            return img, bbox, label, difficult
+        return img, bbox, label

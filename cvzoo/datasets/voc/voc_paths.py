@@ -1,0 +1,65 @@
+"""Where the VOC datasets live, and their download from the official server."""
+
+import pathlib
+
+from cvzoo.utils import paths
+
+VOC_URLS = {
+    ('2007', 'trainval'): 'http://host.robots.ox.ac.uk/pascal/VOC/voc2007/'
+                          'VOCtrainval_06-Nov-2007.tar',
+    ('2007', 'test'): 'http://host.robots.ox.ac.uk/pascal/VOC/voc2007/VOCtest_06-Nov-2007.tar',
+    ('2012', 'trainval'): 'http://host.robots.ox.ac.uk/pascal/VOC/voc2012/'
+                          'VOCtrainval_11-May-2012.tar',
+}
+SPLITS = ('train', 'val', 'trainval', 'test')
+
+
+def resolve_voc_dir(data_dir, split, year, listing='Main'):
+    """Return the ``VOC<year>`` folder, downloading the official tar when 'auto' needs it.
+
+    Args:
+        data_dir: 'auto' (``<dataset_root>/voc/VOCdevkit/VOC<year>``) or a folder with
+            ``Annotations/``, ``JPEGImages/`` and ``ImageSets/<listing>/<split>.txt``.
+        split (str): the split name, whose list file must exist.
+        year (str): '2007' or '2012' (only used with 'auto').
+        listing (str): the ImageSets subfolder ('Main' or 'Segmentation').
+
+    Raises:
+        FileNotFoundError: the split list is absent and cannot be downloaded; the
+            message says where to put the files.
+    """
+    if data_dir != 'auto':
+        root = pathlib.Path(data_dir)
+        if not (root / 'ImageSets' / listing / f'{split}.txt').is_file():
+            raise FileNotFoundError(
+                f'data_dir: expected a VOC-layout folder with ImageSets/{listing}/{split}.txt,'
+                f' Annotations/ and JPEGImages/, but {root / "ImageSets" / listing} has no '
+                f'{split}.txt')
+        return root
+    year = str(year)
+    if year not in ('2007', '2012'):
+        raise ValueError(f"year: expected '2007' or '2012', got {year!r}")
+    base = paths.dataset_root() / 'voc'
+    root = base / 'VOCdevkit' / f'VOC{year}'
+    list_file = root / 'ImageSets' / listing / f'{split}.txt'
+    if not list_file.is_file():
+        url = VOC_URLS.get((year, 'test' if split == 'test' else 'trainval'))
+        if url is None:
+            raise FileNotFoundError(
+                f'VOC{year} {split} is not publicly downloadable; put the VOCdevkit folder '
+                f'so that {list_file} exists (or pass data_dir=)')
+        from cvzoo.utils import download
+
+        archive = download.cached_download(url)
+        download.extract_archive(archive, base)
+        if not list_file.is_file():
+            raise FileNotFoundError(f'{url} did not provide {list_file}; put the VOCdevkit '
+                                    f'folder under {base} by hand')
+    return root
+
+
+def read_ids(root, split, listing='Main'):
+    """The image ids listed in ``ImageSets/<listing>/<split>.txt`` (first column)."""
+    list_file = pathlib.Path(root) / 'ImageSets' / listing / f'{split}.txt'
+    with open(list_file) as f:
+        return [line.split()[0] for line in f if line.strip()]

@@ -1,0 +1,123 @@
+"""VOC datasets on small VOC-layout folders built in tmp_path."""
+
+import numpy
+import pytest
+from PIL import Image
+
+from cvzoo import errors
+from cvzoo.datasets import (VOCBboxDataset, VOCInstanceSegmentationDataset,
+                            VOCSemanticSegmentationDataset, voc_bbox_label_names)
+
+XML = """<annotation><size><width>{W}</width><height>{H}</height><depth>3</depth></size>
+{objects}</annotation>"""
+OBJECT = """<object><name>{name}</name><difficult>{difficult}</difficult>
+<bndbox><xmin>{box[0]}</xmin><ymin>{box[1]}</ymin><xmax>{box[2]}</xmax><ymax>{box[3]}</ymax>
+</bndbox></object>"""
+
+
+def _write_voc(root, annotations, size=(20, 30), split='trainval'):
+    for folder in ('Annotations', 'JPEGImages', 'ImageSets/Main'):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    H, W = size
+    for name, objects in annotations.items():
+        Image.fromarray(numpy.full((H, W, 3), 100, numpy.uint8)).save(
+            root / 'JPEGImages' / f'{name}.jpg')
+        text = ''.join(OBJECT.format(name=n, difficult=d, box=b) for n, d, b in objects)
+        (root / 'Annotations' / f'{name}.xml').write_text(XML.format(W=W, H=H, objects=text))
+    (root / 'ImageSets' / 'Main' / f'{split}.txt').write_text('\n'.join(annotations) + '\n')
+    return root
+
+
+def test_voc_boxes_labels_difficult(tmp_path):
+    root = _write_voc(tmp_path, {'000001': [('dog', 0, (1, 2, 10, 12)),
+                                            ('cat', 1, (5, 5, 8, 8))],
+                                 '000002': []})
+    dataset = VOCBboxDataset(root, split='trainval', return_difficult=True,
+                             use_difficult=True)
+    assert dataset.label_names == voc_bbox_label_names
+    img, bbox, label, difficult = dataset[0]
+    assert img.shape == (3, 20, 30) and img.dtype == numpy.float32
+    # NOTE: 1-based inclusive -> x_min - 1, x_max unchanged
+    numpy.testing.assert_array_equal(bbox, [[0, 1, 10, 12], [4, 4, 8, 8]])
+    assert bbox.dtype == numpy.float32 and label.dtype == numpy.int32
+    numpy.testing.assert_array_equal(label, [voc_bbox_label_names.index('dog'),
+                                             voc_bbox_label_names.index('cat')])
+    numpy.testing.assert_array_equal(difficult, [False, True])
+    _, bbox, label = VOCBboxDataset(root)[0]
+    assert len(bbox) == 1
+    _, bbox, label = VOCBboxDataset(root)[1]
+    assert bbox.shape == (0, 4) and label.shape == (0,)
+
+
+def test_custom_label_names_from_xml_and_clipping(tmp_path):
+    root = _write_voc(tmp_path, {'a': [('widget', 0, (1, 1, 50, 10))], 'b': [('gear', 0,
+                                                                           (2, 2, 4, 4))]})
+    dataset = VOCBboxDataset(root, split='trainval')
+    assert dataset.label_names == ('gear', 'widget')
+    _, bbox, label = dataset[0]
+    numpy.testing.assert_array_equal(bbox, [[0, 0, 30, 10]])  # x_max clipped to W = 30
+    assert label.tolist() == [1]
+    strict = VOCBboxDataset(root, split='trainval', label_names=('widget',))
+    with pytest.raises(errors.CorruptFileError, match=r'b\.xml.*name'):
+        strict[1]
+
+
+@pytest.mark.parametrize('xml, match', [
+    ('<annotation><object>', 'not valid xml'),
+    ('<annotation><object><name>dog</name></object></annotation>', 'bndbox/xmin'),
+    ('<annotation><object><name>dog</name><bndbox><xmin>a</xmin><ymin>1</ymin><xmax>2</xmax>'
+     '<ymax>2</ymax></bndbox></object></annotation>', 'xmin'),
+    ('<annotation><object><name>dog</name><bndbox><xmin>5</xmin><ymin>1</ymin><xmax>2</xmax>'
+     '<ymax>2</ymax></bndbox></object></annotation>', 'xmax < xmin'),
+], ids=['bad_xml', 'missing_field', 'not_a_number', 'inverted_box'])
+def test_malformed_xml_names_file_and_field(tmp_path, xml, match):
+    root = _write_voc(tmp_path, {'x': []})
+    (root / 'Annotations' / 'x.xml').write_text(xml)
+    with pytest.raises(errors.CorruptFileError, match=match) as info:
+        VOCBboxDataset(root, label_names=voc_bbox_label_names)[0]
+    assert 'x.xml' in str(info.value)
+
+
+def test_missing_image_and_missing_split(tmp_path):
+    root = _write_voc(tmp_path, {'x': []})
+    (root / 'JPEGImages' / 'x.jpg').unlink()
+    dataset = VOCBboxDataset(root)  # lazy: constructing reads no image
+    with pytest.raises(OSError, match='x.jpg'):
+        dataset[0]
+    with pytest.raises(FileNotFoundError, match='test.txt'):
+        VOCBboxDataset(root, split='test')
+
+
+def test_auto_without_files_and_without_network_says_where(tmp_path, monkeypatch):
+    monkeypatch.setenv('CVZOO_DATASET_ROOT', str(tmp_path))
+    with pytest.raises(FileNotFoundError, match='VOC2012'):
+        VOCBboxDataset(split='test', year='2012')
+
+
+def _write_segmentation(root):
+    for folder in ('JPEGImages', 'SegmentationClass', 'SegmentationObject',
+                   'ImageSets/Segmentation'):
+        (root / folder).mkdir(parents=True, exist_ok=True)
+    Image.fromarray(numpy.zeros((6, 8, 3), numpy.uint8)).save(root / 'JPEGImages' / 's.jpg')
+    cls = numpy.zeros((6, 8), numpy.uint8)
+    obj = numpy.zeros((6, 8), numpy.uint8)
+    cls[1:3, 1:3], obj[1:3, 1:3] = 12, 1  # a dog (class 12 -> label 11)
+    cls[3:5, 4:7], obj[3:5, 4:7] = 15, 2  # a person
+    cls[0, :], obj[0, :] = 255, 255
+    for name, array in (('SegmentationClass', cls), ('SegmentationObject', obj)):
+        Image.fromarray(array, mode='L').convert('P').save(root / name / 's.png')
+    (root / 'ImageSets' / 'Segmentation' / 'train.txt').write_text('s\n')
+    return cls
+
+
+def test_semantic_and_instance_segmentation(tmp_path):
+    cls = _write_segmentation(tmp_path)
+    img, label = VOCSemanticSegmentationDataset(tmp_path, split='train')[0]
+    expected = cls.astype(numpy.int32)
+    expected[expected == 255] = -1
+    numpy.testing.assert_array_equal(label, expected)
+    assert label.dtype == numpy.int32
+    img, mask, label = VOCInstanceSegmentationDataset(tmp_path, split='train')[0]
+    assert mask.shape == (2, 6, 8) and mask.dtype == bool
+    assert label.tolist() == [11, 14]
+    assert mask[0].sum() == 4 and mask[1].sum() == 6
