@@ -1,0 +1,122 @@
+"""COCO datasets on a small COCO-format json with polygons, RLE and a crowd region."""
+
+import json
+
+import numpy
+import pytest
+from PIL import Image
+
+from cvzoo import errors
+from cvzoo.datasets import COCOBboxDataset, COCOInstanceSegmentationDataset
+from cvzoo.datasets.coco import coco_mask_decoding
+
+H, W = 12, 16
+
+
+def _uncompressed_rle(mask):
+    flat = mask.T.ravel().astype(int)
+    changes = numpy.flatnonzero(numpy.diff(numpy.r_[0, flat, 1 - flat[-1]]) != 0)
+    return {'size': [H, W], 'counts': numpy.diff(numpy.r_[0, changes]).tolist()}
+
+
+def _write_coco(tmp_path, annotations):
+    img_dir = tmp_path / 'images'
+    img_dir.mkdir()
+    for name in ('a.png', 'b.png'):
+        Image.fromarray(numpy.zeros((H, W, 3), numpy.uint8)).save(img_dir / name)
+    data = {'images': [{'id': 7, 'file_name': 'b.png', 'width': W, 'height': H},
+                       {'id': 3, 'file_name': 'a.png', 'width': W, 'height': H}],
+            'categories': [{'id': 20, 'name': 'widget'}, {'id': 5, 'name': 'gear'}],
+            'annotations': annotations}
+    json_path = tmp_path / 'instances.json'
+    json_path.write_text(json.dumps(data))
+    return json_path, img_dir
+
+
+CROWD = numpy.zeros((H, W), bool)
+CROWD[6:10, 2:5] = True
+ANNOTATIONS = [
+    {'id': 1, 'image_id': 3, 'category_id': 20, 'bbox': [2, 1, 6, 4], 'area': 24,
+     'iscrowd': 0, 'segmentation': [[2, 1, 8, 1, 8, 5, 2, 5]]},
+    {'id': 2, 'image_id': 3, 'category_id': 5, 'bbox': [10, 8, 10, 10], 'area': 12,
+     'iscrowd': 0, 'segmentation': {'size': [H, W], 'counts': ''}},
+    {'id': 3, 'image_id': 3, 'category_id': 5, 'bbox': [2, 6, 3, 4], 'area': 12,
+     'iscrowd': 1, 'segmentation': _uncompressed_rle(CROWD)},
+]
+
+
+def test_boxes_labels_crowd_area(tmp_path):
+    json_path, img_dir = _write_coco(tmp_path, ANNOTATIONS[:1] + ANNOTATIONS[2:])
+    dataset = COCOBboxDataset.from_json(json_path, img_dir, use_crowded=True,
+                                        return_crowded=True, return_area=True)
+    assert dataset.label_names == ('gear', 'widget')  # sorted by category id
+    assert len(dataset) == 2
+    img, bbox, label, crowded, area = dataset[0]  # image id 3 comes first
+    numpy.testing.assert_array_equal(bbox, [[2, 1, 8, 5], [2, 6, 5, 10]])
+    assert label.tolist() == [1, 0] and crowded.tolist() == [False, True]
+    numpy.testing.assert_array_equal(area, [24, 12])
+    _, bbox, label = COCOBboxDataset.from_json(json_path, img_dir)[0]
+    assert len(bbox) == 1
+    _, bbox, label = COCOBboxDataset.from_json(json_path, img_dir)[1]  # no annotation
+    assert bbox.shape == (0, 4) and bbox.dtype == numpy.float32 and label.shape == (0,)
+
+
+def test_box_outside_image_is_clipped(tmp_path):
+    ann = dict(ANNOTATIONS[1])
+    ann['segmentation'] = [[10, 8, 15, 8, 15, 11]]
+    json_path, img_dir = _write_coco(tmp_path, [ann])
+    _, bbox, _ = COCOBboxDataset.from_json(json_path, img_dir)[0]
+    numpy.testing.assert_array_equal(bbox, [[10, 8, W, H]])
+
+
+def test_instance_masks_from_polygon_and_rle(tmp_path):
+    pycocotools_mask = pytest.importorskip('pycocotools.mask')
+    blob = numpy.zeros((H, W), bool)
+    blob[3:9, 9:14] = True
+    blob[5, 11] = False
+    rle = pycocotools_mask.encode(numpy.asfortranarray(blob.astype(numpy.uint8)))
+    anns = [dict(ANNOTATIONS[0]), dict(ANNOTATIONS[1]), dict(ANNOTATIONS[2])]
+    anns[1]['segmentation'] = {'size': [H, W], 'counts': rle['counts'].decode()}
+    json_path, img_dir = _write_coco(tmp_path, anns)
+    dataset = COCOInstanceSegmentationDataset.from_json(json_path, img_dir, use_crowded=True)
+    img, mask, label = dataset[0]
+    assert mask.shape == (3, H, W) and mask.dtype == bool
+    expected_box = numpy.zeros((H, W), bool)
+    expected_box[1:5, 2:8] = True
+    numpy.testing.assert_array_equal(mask[0], expected_box)
+    numpy.testing.assert_array_equal(mask[1], blob)
+    numpy.testing.assert_array_equal(mask[2], CROWD)
+
+
+def test_polygon_close_to_pycocotools():
+    pycocotools_mask = pytest.importorskip('pycocotools.mask')
+    polygon = [[10.3, 5.2, 40.7, 8.1, 45.2, 30.9, 20.1, 33.3, 5.5, 20.0]]
+    ours = coco_mask_decoding.polygons_to_mask(polygon, (40, 50))
+    ref = pycocotools_mask.decode(pycocotools_mask.frPyObjects(polygon, 40, 50))[..., 0]
+    assert (ours != ref.astype(bool)).sum() <= 0.02 * ref.sum()
+
+
+@pytest.mark.parametrize('change, match', [
+    ({'bbox': [1, 1, -2, 3]}, "'bbox'"),
+    ({'category_id': 99}, "'category_id'"),
+    ({'bbox': None}, "'bbox'"),
+], ids=['negative_size', 'unknown_category', 'missing_bbox'])
+def test_malformed_annotation_names_file_and_field(tmp_path, change, match):
+    ann = dict(ANNOTATIONS[0], **change)
+    if change.get('bbox', 0) is None:
+        del ann['bbox']
+    json_path, img_dir = _write_coco(tmp_path, [ann])
+    dataset = COCOBboxDataset.from_json(json_path, img_dir)
+    with pytest.raises(errors.CorruptFileError, match=match) as info:
+        dataset[0]
+    assert 'instances.json' in str(info.value)
+
+
+def test_bad_rle_and_missing_image(tmp_path):
+    ann = dict(ANNOTATIONS[0], segmentation={'size': [H, W], 'counts': [3, 4]})
+    json_path, img_dir = _write_coco(tmp_path, [ann])
+    with pytest.raises(errors.CorruptFileError, match='segmentation'):
+        COCOInstanceSegmentationDataset.from_json(json_path, img_dir)[0]
+    (img_dir / 'a.png').unlink()
+    with pytest.raises(OSError, match='a.png'):
+        COCOBboxDataset.from_json(json_path, img_dir)[0]
