@@ -15,9 +15,9 @@ def _is_integer(item):
 
 
 class GetItem(function_node.FunctionNode):
-    def __init__(self, slices, basic):
+    def __init__(self, slices, unique):
         self.slices = slices
-        self.basic = basic
+        self.unique = unique  # whether no element is selected twice
 
     def forward(self, inputs):
         x, = inputs
@@ -25,30 +25,32 @@ class GetItem(function_node.FunctionNode):
         return x[self.slices],
 
     def backward(self, indexes, grad_outputs):
-        grad = _GetItemGrad(self.slices, self.basic, self.in_shape)
+        grad = _GetItemGrad(self.slices, self.unique, self.in_shape)
         return grad.apply(grad_outputs)
 
 
 class _GetItemGrad(function_node.FunctionNode):
     """Scatter gy into zeros of the input's shape; repeated indexes accumulate."""
 
-    def __init__(self, slices, basic, in_shape):
+    def __init__(self, slices, unique, in_shape):
         self.slices = slices
-        self.basic = basic
+        self.unique = unique
         self.in_shape = in_shape
 
     def forward(self, inputs):
         gy, = inputs
         xp = backend.get_array_module(gy)
         gx = xp.zeros(self.in_shape, dtype=gy.dtype)
-        if self.basic:
-            gx[self.slices] = gy  # basic indexing never selects an element twice
+        if self.unique:
+            gx[self.slices] = gy
         else:
+            # NOTE: add.at is unbuffered, so repeated indexes accumulate; it is much
+            # slower than an assignment, hence the uniqueness test in get_item.
             xp.add.at(gx, self.slices, gy)
         return gx,
 
     def backward(self, indexes, grad_outputs):
-        return GetItem(self.slices, self.basic).apply(grad_outputs)
+        return GetItem(self.slices, self.unique).apply(grad_outputs)
 
 
 def _normalize_item(item, device, what):
@@ -85,6 +87,40 @@ def normalize_slices(x, slices, what='get_item'):
     return slices, basic
 
 
+def _consumed_axes(item):
+    """How many axes of x an index entry (not Ellipsis) consumes."""
+    if item is None:
+        return 0
+    if getattr(item, 'dtype', None) == numpy.bool_:
+        return max(item.ndim, 1)
+    return 1
+
+
+def selects_each_once(slices, shape):
+    """Whether indexing an array of ``shape`` with normalized ``slices`` never repeats an element.
+
+    True for basic indexing and for one bool mask; for one int array, True when its
+    entries (taken modulo the axis size) are distinct. Several arrays: False (not checked).
+    """
+    arrays = [i for i, item in enumerate(slices) if hasattr(item, 'dtype')]
+    if not arrays:
+        return True
+    if len(arrays) > 1:
+        return False
+    position = arrays[0]
+    item = slices[position]
+    if item.dtype == numpy.bool_:
+        return True
+    consumed = [_consumed_axes(s) for s in slices if s is not Ellipsis]
+    axis = 0
+    for entry in slices[:position]:
+        axis += len(shape) - sum(consumed) if entry is Ellipsis else _consumed_axes(entry)
+    size = shape[axis] if axis < len(shape) else 0
+    flat = (item % size).ravel() if size else item.ravel()
+    xp = backend.get_array_module(flat)
+    return int(xp.unique(flat).size) == flat.size
+
+
 def get_item(x, slices):
     """Return ``x[slices]`` with numpy's indexing rules; supports double backprop.
 
@@ -111,5 +147,5 @@ def get_item(x, slices):
     array([[0., 0., 2.],
            [3., 3., 5.]])
     """
-    slices, basic = normalize_slices(variable_module.as_array(x), slices)
-    return GetItem(slices, basic).apply((x,))[0]
+    slices, _ = normalize_slices(variable_module.as_array(x), slices)
+    return GetItem(slices, selects_each_once(slices, x.shape)).apply((x,))[0]

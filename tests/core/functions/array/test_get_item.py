@@ -24,6 +24,11 @@ CASES = {
     'bool_mask_axis1': (slice(None), numpy.array([True, False, False, True, True])),
     'full_bool_mask': numpy.arange(20).reshape(4, 5) % 3 == 0,
     'scalar_result': (2, 3),
+    'unique_int_array': (slice(None), numpy.array([4, 0, 2])),
+    'negative_duplicate': numpy.array([0, -4, 1]),
+    'ellipsis_negative_duplicate': (Ellipsis, numpy.array([[0, -5], [1, 2]])),
+    'int_and_duplicate_array': (1, numpy.array([3, -2])),
+    'newaxis_then_array': (None, slice(None), numpy.array([1, -4, 1])),
 }
 
 
@@ -47,6 +52,23 @@ def test_variable_getitem(rng):
     check_function(lambda x: x[1:, ::-1], (x,), lambda x: x[1:, ::-1], double_backward=True)
     index = Variable(numpy.array([0, 0]), requires_grad=False)
     check_function(lambda x: x[index], (x,), lambda x: x[[0, 0]])
+
+
+@pytest.mark.parametrize('slices, unique', [
+    ((slice(None), numpy.array([2, 0])), True),
+    ((numpy.array([1, -2]),), False),
+    ((Ellipsis, numpy.array([0, 4])), True),
+    ((Ellipsis, numpy.array([0, -5])), False),
+    ((None, 0, numpy.array([1, 1])), False),
+    ((numpy.array([True, False, True]),), True),
+    ((numpy.array([0]), numpy.array([1])), False),
+    ((1, slice(None)), True),
+], ids=['unique', 'negative_dup', 'ellipsis', 'ellipsis_dup', 'newaxis_dup', 'mask',
+        'two_arrays', 'basic'])
+def test_selects_each_once(slices, unique):
+    from cvzoo.core.functions.array import get_item
+
+    assert get_item.selects_each_once(slices, (3, 5)) is unique
 
 
 def test_repeated_indexes_accumulate():
