@@ -7,7 +7,7 @@ from cvzoo.testing import check_function
 
 def _reference(x, indexes, ksize, stride, pad, outsize):
     """Put each value at its window's recorded cell, one value at a time."""
-    (kh, kw), (sy, sx), (py, px) = ksize, stride, pad
+    (_, kw), (sy, sx), (py, px) = ksize, stride, pad
     y = numpy.zeros(x.shape[:2] + tuple(outsize), dtype=x.dtype)
     for b, c, i, j in numpy.ndindex(*x.shape):
         ky, kx = divmod(int(indexes[b, c, i, j]), kw)
