@@ -1,7 +1,8 @@
 """batch_l2_norm_squared: squared L2 norm of each sample."""
 
 from cvzoo.core.functions.array import reshape
-from cvzoo.core.functions.math import square, sum as sum_module
+from cvzoo.core.functions.math import square
+from cvzoo.core.functions.math import sum as sum_module
 
 
 def batch_l2_norm_squared(x):

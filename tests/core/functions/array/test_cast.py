@@ -2,8 +2,7 @@ import numpy
 import pytest
 
 import cvzoo.core.functions as F
-from cvzoo.core import Variable
-from cvzoo.core import gradient_check
+from cvzoo.core import Variable, gradient_check
 
 
 @pytest.mark.parametrize('src, dst', [(numpy.float32, numpy.float64),
