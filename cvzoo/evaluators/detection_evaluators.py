@@ -1,0 +1,64 @@
+"""Detection evaluators: VOC (mAP at IoU 0.5) and COCO (mAP at IoU .50:.95 and more)."""
+
+from cvzoo.evaluators import evaluator
+from cvzoo.evaluators.metrics import eval_detection_coco, eval_detection_voc
+
+
+class DetectionVOCEvaluator(evaluator.Evaluator):
+    """Evaluate ``bboxes, labels, scores = target.predict(imgs)`` with the VOC metric.
+
+    Examples are ``img, bbox, label`` or ``img, bbox, label, difficult``.
+
+    Report keys: ``'map'`` (float) and ``'ap/<label name>'`` per class (nan for a class
+    absent from both); with ``prefix='main/'`` they read like ChainerCV's.
+
+    Args: as :class:`Evaluator`, plus ``use_07_metric`` (bool).
+    """
+
+    name = 'detection_voc'
+
+    def __init__(self, iterator_or_dataset, target, use_07_metric=False, label_names=None,
+                 batchsize=8, **kwargs):
+        super().__init__(iterator_or_dataset, target, label_names, batchsize, **kwargs)
+        self.use_07_metric = use_07_metric
+
+    def evaluate_outputs(self, outputs, truths):
+        pred_bboxes, pred_labels, pred_scores = outputs
+        gt_difficults = truths[2] if len(truths) > 2 else None
+        result = eval_detection_voc.eval_detection_voc(
+            pred_bboxes, pred_labels, pred_scores, truths[0], truths[1], gt_difficults,
+            use_07_metric=self.use_07_metric)
+        report = {'map': result['map']}
+        report.update(self.per_class('ap', result['ap']))
+        return report
+
+
+class DetectionCOCOEvaluator(evaluator.Evaluator):
+    """Evaluate detections with the COCO protocol (:func:`eval_detection_coco`).
+
+    Examples are ``img, bbox, label`` optionally followed by ``area`` and ``crowded``
+    (set ``with_area`` / ``with_crowded`` to say which come, in the dataset's order:
+    COCOBboxDataset returns crowded before area).
+
+    Report keys: the twelve ``'map/...'``/``'mar/...'`` summaries of eval_detection_coco
+    and ``'ap/iou=0.50:0.95/area=all/max_dets=100/<label name>'`` per class.
+    """
+
+    name = 'detection_coco'
+
+    def __init__(self, iterator_or_dataset, target, label_names=None, batchsize=8,
+                 with_crowded=False, with_area=False, **kwargs):
+        super().__init__(iterator_or_dataset, target, label_names, batchsize, **kwargs)
+        self.with_crowded = with_crowded
+        self.with_area = with_area
+
+    def evaluate_outputs(self, outputs, truths):
+        extra = list(truths[2:])
+        crowded = extra.pop(0) if self.with_crowded else None
+        area = extra.pop(0) if self.with_area else None
+        result = eval_detection_coco.eval_detection_coco(*outputs, truths[0], truths[1],
+                                                         area, crowded)
+        report = {k: v for k, v in result.items() if k.startswith(('map/', 'mar/'))}
+        key = 'ap/iou=0.50:0.95/area=all/max_dets=100'
+        report.update(self.per_class(key, result[key]))
+        return report
