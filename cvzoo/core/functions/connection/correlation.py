@@ -9,7 +9,7 @@ deconvolution_2d; the FunctionNodes only combine them:
 
 W is (O, C / groups, kh, kw) throughout, and ``stride``, ``pad``, ``dilate``, ``ksize``,
 ``in_size`` and ``out_size`` are (vertical, horizontal) pairs. The general path cuts the
-patches with im2col and does one batched matmul; a group with one input channel
+patches with im2col and does one matmul per group over the whole batch; a group with one input channel
 (depthwise) loops over the kh * kw kernel offsets with vectorised multiply-adds instead,
 since its matmuls would be tiny.
 """
@@ -26,51 +26,74 @@ def correlate(x, W, out_size, stride, pad, dilate, groups):
     """Convolution forward without bias: (N, C, H, W) -> (N, O, out_h, out_w)."""
     if _is_depthwise(W, groups):
         return _correlate_depthwise(x, W, out_size, stride, pad, dilate)
-    xp = backend.get_array_module(x, W)
-    n = x.shape[0]
-    out_c, channels_per_group, kh, kw = W.shape
-    patch_len = channels_per_group * kh * kw
-    # NOTE: for a 1x1 kernel without padding the col view is x itself (strided when the
-    # stride is > 1), and this reshape copies nothing for a contiguous stride-1 x.
-    col = im2col_module.im2col(x, (kh, kw), out_size, stride, pad, dilate)
-    col = col.reshape(n, groups, patch_len, out_size[0] * out_size[1])
-    y = xp.matmul(W.reshape(groups, out_c // groups, patch_len), col)
-    return y.reshape((n, out_c) + tuple(out_size))
+    out_c = W.shape[0]
+    col = _patch_matrix(x, W.shape[2:], out_size, stride, pad, dilate, groups)
+    y = _group_matmul(W.reshape(groups, out_c // groups, col.shape[1]), col)
+    return _batch_major(y, x.shape[0], out_size)
 
 
 def correlate_transpose(gy, W, in_size, stride, pad, dilate, groups):
     """The adjoint of ``correlate`` in x: (N, O, out_h, out_w) -> (N, C, H, W)."""
     if _is_depthwise(W, groups):
         return _correlate_transpose_depthwise(gy, W, in_size, stride, pad, dilate, groups)
-    xp = backend.get_array_module(gy, W)
     n, out_c, out_h, out_w = gy.shape
     _, channels_per_group, kh, kw = W.shape
     weight = W.reshape(groups, out_c // groups, channels_per_group * kh * kw)
-    col = xp.matmul(weight.transpose(0, 2, 1),
-                    gy.reshape(n, groups, out_c // groups, out_h * out_w))
-    col = col.reshape(n, groups * channels_per_group, kh, kw, out_h, out_w)
+    col = _group_matmul(weight.transpose(0, 2, 1), _channel_major(gy, groups))
     pointwise = (kh, kw) == (1, 1) and tuple(stride) == (1, 1) and tuple(pad) == (0, 0)
     if pointwise and (out_h, out_w) == tuple(in_size):
-        return col.reshape(n, -1, out_h, out_w)
-    return im2col_module.col2im(col, in_size, stride, pad, dilate)
+        return _batch_major(col, n, in_size)
+    col = col.reshape(groups * channels_per_group, kh, kw, n, out_h, out_w)
+    return im2col_module.col2im(col.transpose(3, 0, 1, 2, 4, 5), in_size, stride, pad, dilate)
 
 
 def correlate_grad_weight(x, gy, ksize, stride, pad, dilate, groups):
     """The adjoint of ``correlate`` in W: gW (O, C / groups, kh, kw) from x and gy."""
-    n, channels = x.shape[:2]
+    channels = x.shape[1]
     if groups > 1 and channels == groups:
         return _correlate_grad_weight_depthwise(x, gy, ksize, stride, pad, dilate)
-    xp = backend.get_array_module(x, gy)
-    out_c, out_h, out_w = gy.shape[1:]
+    col = _patch_matrix(x, ksize, gy.shape[2:], stride, pad, dilate, groups)
+    gW = _group_matmul(_channel_major(gy, groups), col.transpose(0, 2, 1))
+    return gW.reshape((gy.shape[1], channels // groups) + tuple(ksize))
+
+
+def _patch_matrix(x, ksize, out_size, stride, pad, dilate, groups):
+    """Patches of x as a C-contiguous (groups, C / groups * kh * kw, N * out_h * out_w).
+
+    NOTE: channel-major, so that one matmul per group covers the whole batch: a batched
+    matmul per image is several times slower for the small images of deep layers. For a
+    1x1 kernel without padding the view is x itself, so this is a plain transposing copy
+    (none at all for a batch of one).
+    """
+    xp = backend.get_array_module(x)
+    n, channels = x.shape[:2]
+    col = im2col_module.im2col(x, ksize, out_size, stride, pad, dilate)
+    col = xp.ascontiguousarray(col.transpose(1, 2, 3, 0, 4, 5))
     patch_len = channels // groups * ksize[0] * ksize[1]
-    col = im2col_module.im2col(x, ksize, (out_h, out_w), stride, pad, dilate)
-    col = col.reshape(n, groups, patch_len, out_h * out_w)
-    gy = gy.reshape(n, groups, out_c // groups, out_h * out_w)
-    if n == 1:
-        gW = xp.matmul(gy[0], col[0].transpose(0, 2, 1))
-    else:
-        gW = xp.matmul(gy, col.transpose(0, 1, 3, 2)).sum(axis=0)
-    return gW.reshape((out_c, channels // groups) + tuple(ksize))
+    return col.reshape(groups, patch_len, n * out_size[0] * out_size[1])
+
+
+def _channel_major(y, groups):
+    """(N, C, H, W) -> C-contiguous (groups, C / groups, N * H * W)."""
+    xp = backend.get_array_module(y)
+    n, channels, h, w = y.shape
+    y = xp.ascontiguousarray(y.transpose(1, 0, 2, 3))
+    return y.reshape(groups, channels // groups, n * h * w)
+
+
+def _batch_major(y, n, size):
+    """(groups, C / groups, N * H * W) -> C-contiguous (N, C, H, W)."""
+    xp = backend.get_array_module(y)
+    y = y.reshape((y.shape[0] * y.shape[1], n) + tuple(size))
+    return xp.ascontiguousarray(y.transpose(1, 0, 2, 3))
+
+
+def _group_matmul(a, b):
+    """Matmul of (groups, M, K) by (groups, K, L); one plain 2-D matmul when groups == 1."""
+    xp = backend.get_array_module(a, b)
+    if a.shape[0] == 1:
+        return xp.matmul(a[0], b[0])[None]
+    return xp.matmul(a, b)
 
 
 def _correlate_depthwise(x, W, out_size, stride, pad, dilate):

@@ -1,0 +1,230 @@
+"""Benchmarks of the core engine: print tables, never assert.
+
+Sections (``--section``, default all):
+
+- ``matmul``: NumPy float32 matmul throughput, the ceiling every convolution aims at;
+- ``conv``: convolution_2d forward and forward+backward on each distinct conv layer shape
+  of ResNet-50 (torchvision's v1.5 layout, stride on the 3x3 convolution), the same layer
+  as one plain matmul of the same GEMM shape, and torch when it is importable, timed
+  interleaved in the same run.
+
+Every time is the median of ``--repeat`` runs after one warm-up run. A new section is a
+function ``section_<name>(args)`` plus an entry in SECTIONS.
+
+    python bench/bench_core.py --section conv --batch 8 --repeat 5
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+# NOTE: torch reads these when it is imported; set them first so that its idle OpenMP
+# threads do not spin and steal the cores our runs use.
+os.environ.setdefault('OMP_WAIT_POLICY', 'PASSIVE')
+
+import numpy  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+
+import cvzoo.core.functions as F  # noqa: E402
+from cvzoo.core import config as config_module  # noqa: E402
+from cvzoo.core import variable as variable_module  # noqa: E402
+
+# ResNet-50 conv layers at a 224 x 224 input: name, (C, O, k, stride, pad, input H), count.
+RESNET50_CONVS = [
+    ('conv1 7x7/2', (3, 64, 7, 2, 3, 224), 1),
+    ('s1 1x1 64-64', (64, 64, 1, 1, 0, 56), 1),
+    ('s1 3x3 64-64', (64, 64, 3, 1, 1, 56), 3),
+    ('s1 1x1 64-256', (64, 256, 1, 1, 0, 56), 4),
+    ('s1 1x1 256-64', (256, 64, 1, 1, 0, 56), 2),
+    ('s2 1x1 256-128', (256, 128, 1, 1, 0, 56), 1),
+    ('s2 3x3/2 128-128', (128, 128, 3, 2, 1, 56), 1),
+    ('s2 1x1/2 256-512', (256, 512, 1, 2, 0, 56), 1),
+    ('s2 1x1 128-512', (128, 512, 1, 1, 0, 28), 4),
+    ('s2 1x1 512-128', (512, 128, 1, 1, 0, 28), 3),
+    ('s2 3x3 128-128', (128, 128, 3, 1, 1, 28), 3),
+    ('s3 1x1 512-256', (512, 256, 1, 1, 0, 28), 1),
+    ('s3 3x3/2 256-256', (256, 256, 3, 2, 1, 28), 1),
+    ('s3 1x1/2 512-1024', (512, 1024, 1, 2, 0, 28), 1),
+    ('s3 1x1 256-1024', (256, 1024, 1, 1, 0, 14), 6),
+    ('s3 1x1 1024-256', (1024, 256, 1, 1, 0, 14), 5),
+    ('s3 3x3 256-256', (256, 256, 3, 1, 1, 14), 5),
+    ('s4 1x1 1024-512', (1024, 512, 1, 1, 0, 14), 1),
+    ('s4 3x3/2 512-512', (512, 512, 3, 2, 1, 14), 1),
+    ('s4 1x1/2 1024-2048', (1024, 2048, 1, 2, 0, 14), 1),
+    ('s4 1x1 512-2048', (512, 2048, 1, 1, 0, 7), 3),
+    ('s4 1x1 2048-512', (2048, 512, 1, 1, 0, 7), 2),
+    ('s4 3x3 512-512', (512, 512, 3, 1, 1, 7), 2),
+]
+
+
+def median_time(func, repeat):
+    """Median wall time of ``func()`` over ``repeat`` runs, after one warm-up run."""
+    func()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def print_header(title, args):
+    print(f'\n## {title}  (cores: {os.cpu_count()}, numpy {numpy.__version__}, '
+          f'median of {args.repeat} runs after a warm-up)\n')
+
+
+def section_matmul(args):
+    """NumPy float32 matmul GFLOP/s on square matrices."""
+    print_header('matmul, float32', args)
+    rng = numpy.random.default_rng(0)
+    print('| n | time (ms) | GFLOP/s |')
+    print('| ---: | ---: | ---: |')
+    for n in (512, 1024, 2048):
+        a = rng.standard_normal((n, n), dtype=numpy.float32)
+        b = rng.standard_normal((n, n), dtype=numpy.float32)
+        seconds = median_time(lambda: a @ b, args.repeat)
+        print(f'| {n} | {seconds * 1e3:.1f} | {2 * n ** 3 / seconds / 1e9:.1f} |')
+
+
+def _conv_case(spec, batch, rng):
+    channels, out_c, k, stride, pad, size = spec
+    x = rng.standard_normal((batch, channels, size, size), dtype=numpy.float32)
+    W = rng.standard_normal((out_c, channels, k, k), dtype=numpy.float32) * 0.05
+    out = (size + 2 * pad - k) // stride + 1
+    flops = 2 * batch * out_c * out * out * channels * k * k
+    gemm_shape = (out_c, channels * k * k, batch * out * out)
+    return x, W, flops, gemm_shape
+
+
+def _ours(x, W, stride, pad):
+    def forward():
+        with config_module.no_backprop_mode():
+            F.convolution_2d(x, W, stride=stride, pad=pad)
+
+    def training():
+        xv = variable_module.Variable(x)
+        Wv = variable_module.Variable(W)
+        y = F.convolution_2d(xv, Wv, stride=stride, pad=pad)
+        y.grad = numpy.ones_like(y.array)
+        y.backward()
+
+    return forward, training
+
+
+def _torch_funcs(torch, x, W, stride, pad):
+    tx, tW = torch.from_numpy(x), torch.from_numpy(W)
+
+    def forward():
+        with torch.no_grad():
+            torch.nn.functional.conv2d(tx, tW, stride=stride, padding=pad)
+
+    def training():
+        x_grad, W_grad = tx.clone().requires_grad_(), tW.clone().requires_grad_()
+        y = torch.nn.functional.conv2d(x_grad, W_grad, stride=stride, padding=pad)
+        y.backward(torch.ones_like(y))
+
+    return forward, training
+
+
+def _import_torch():
+    try:
+        import torch  # noqa: PLC0415
+    except ImportError:
+        return None
+    torch.set_num_threads(2)
+    return torch
+
+
+def section_conv(args):
+    """ResNet-50 convolution layers: ours vs a plain matmul of the same GEMM (and torch)."""
+    torch = None if args.no_torch else _import_torch()
+    print_header(f'convolution_2d, ResNet-50 layers, batch {args.batch}, float32', args)
+    columns = ['layer', 'count', 'GFLOP', 'fwd ms', 'fwd GFLOP/s', 'matmul ms', 'fwd/matmul',
+               'fwd+bwd ms']
+    if torch is not None:
+        columns += ['torch fwd ms', 'torch fwd+bwd ms', 'fwd ours/torch']
+    print('| ' + ' | '.join(columns) + ' |')
+    print('|' + ' ---: |' * len(columns))
+    rng = numpy.random.default_rng(0)
+    totals = numpy.zeros(len(columns) - 1)
+    for name, spec, count in RESNET50_CONVS:
+        row = _conv_row(spec, args, rng, torch)
+        totals += count * numpy.array(row)
+        print(_format_row(name, count, row, torch is not None))
+    _print_totals(totals, torch is not None)
+
+
+def _conv_row(spec, args, rng, torch):
+    x, W, flops, (m, k, n) = _conv_case(spec, args.batch, rng)
+    stride, pad = spec[3], spec[4]
+    a = rng.standard_normal((m, k), dtype=numpy.float32)
+    b = rng.standard_normal((k, n), dtype=numpy.float32)
+    forward, training = _ours(x, W, stride, pad)
+    funcs = [forward, lambda: a @ b, training]
+    if torch is not None:
+        funcs += list(_torch_funcs(torch, x, W, stride, pad))
+    times = _interleaved(funcs, args.repeat)
+    row = [1.0, flops / 1e9, times[0] * 1e3, flops / times[0] / 1e9, times[1] * 1e3,
+           times[0] / times[1], times[2] * 1e3]
+    if torch is not None:
+        row += [times[3] * 1e3, times[4] * 1e3, times[0] / times[3]]
+    return row
+
+
+def _interleaved(funcs, repeat):
+    """Median time of each function, the runs of all functions interleaved."""
+    for func in funcs:
+        func()
+    times = [[] for _ in funcs]
+    for _ in range(repeat):
+        for func, bucket in zip(funcs, times):
+            start = time.perf_counter()
+            func()
+            bucket.append(time.perf_counter() - start)
+    return [statistics.median(bucket) for bucket in times]
+
+
+def _format_row(name, count, row, with_torch):
+    _, gflop, fwd, rate, gemm, ratio, train = row[:7]
+    cells = [name, str(count), f'{gflop:.2f}', f'{fwd:.1f}', f'{rate:.1f}', f'{gemm:.1f}',
+             f'{ratio:.2f}', f'{train:.1f}']
+    if with_torch:
+        cells += [f'{row[7]:.1f}', f'{row[8]:.1f}', f'{row[9]:.2f}']
+    return '| ' + ' | '.join(cells) + ' |'
+
+
+def _print_totals(totals, with_torch):
+    n_layers, gflop, fwd, _, gemm, _, train = totals[:7]
+    print(f'\nAll {int(n_layers)} conv layers (repeats counted): {gflop:.1f} GFLOP; forward '
+          f'{fwd:.0f} ms ({gflop / fwd * 1e3:.1f} GFLOP/s), the same GEMMs as plain matmul '
+          f'{gemm:.0f} ms: forward / matmul = {fwd / gemm:.2f}; forward+backward {train:.0f} '
+          f'ms = {train / gemm:.2f} x matmul (backward does about 2x the forward FLOPs).')
+    if with_torch:
+        print(f'torch: forward {totals[7]:.0f} ms, forward+backward {totals[8]:.0f} ms; '
+              f'ours / torch = {fwd / totals[7]:.2f} (forward), '
+              f'{train / totals[8]:.2f} (forward+backward).')
+
+
+SECTIONS = {
+    'matmul': section_matmul,
+    'conv': section_conv,
+}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--section', choices=sorted(SECTIONS) + ['all'], default='all')
+    parser.add_argument('--batch', type=int, default=8)
+    parser.add_argument('--repeat', type=int, default=5)
+    parser.add_argument('--no-torch', action='store_true', help='skip the torch columns')
+    args = parser.parse_args(argv)
+    names = sorted(SECTIONS) if args.section == 'all' else [args.section]
+    for name in names:
+        SECTIONS[name](args)
+
+
+if __name__ == '__main__':
+    main()
