@@ -274,7 +274,7 @@ class Link:
 
     @property
     def xp(self):
-        """numpy or cupy, for the link's device."""
+        """The array module of the link's device."""
         return self._device.xp
 
     def to_device(self, device):

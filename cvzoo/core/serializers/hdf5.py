@@ -34,13 +34,13 @@ def save_hdf5(filename, obj, compression=4):
     h5py = _import_h5py()
     serializer = dictionary.DictionarySerializer()
     obj.serialize(serializer)
-    with atomic_write_module.atomic_write(filename) as tmp_path:
-        with h5py.File(tmp_path, 'w') as handle:
-            for key, array in serializer.target.items():
-                options = {}
-                if compression and array.ndim > 0 and array.size > 0:
-                    options = {'compression': 'gzip', 'compression_opts': compression}
-                handle.create_dataset(key, data=array, **options)
+    with (atomic_write_module.atomic_write(filename) as tmp_path,
+          h5py.File(tmp_path, 'w') as handle):
+        for key, array in serializer.target.items():
+            options = {}
+            if compression and array.ndim > 0 and array.size > 0:
+                options = {'compression': 'gzip', 'compression_opts': compression}
+            handle.create_dataset(key, data=array, **options)
 
 
 def read_hdf5(filename):

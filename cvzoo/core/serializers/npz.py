@@ -53,29 +53,34 @@ def save_npz(file, obj, compression=True):
     if not isinstance(file, (str, os.PathLike)):
         write(file, **serializer.target)
         return
-    with atomic_write_module.atomic_write(file) as tmp_path:
-        with open(tmp_path, 'wb') as handle:
-            write(handle, **serializer.target)
+    with atomic_write_module.atomic_write(file) as tmp_path, open(tmp_path, 'wb') as handle:
+        write(handle, **serializer.target)
+
+
+_READ_ERRORS = (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error)
 
 
 def read_npz(file):
     """Return the arrays of an ``.npz`` file as a dict {key: NumPy array}.
 
     Raises:
+        FileNotFoundError: the file does not exist.
         cvzoo.errors.CorruptFileError: naming the file, when it is not a readable .npz.
     """
     name = _name_of(file)
     try:
-        with numpy.load(file, allow_pickle=False) as npz:
-            if not isinstance(npz, numpy.lib.npyio.NpzFile):
-                raise ValueError('it holds a single array, not named arrays')
-            return {key: npz[key] for key in npz.files}
+        loaded = numpy.load(file, allow_pickle=False)
     except FileNotFoundError:
         raise
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+    except _READ_ERRORS as exc:
         raise errors.CorruptFileError(f'{name}: not a readable .npz weight file ({exc})') from exc
-    except AttributeError as exc:  # numpy.load returned a plain array (no context manager)
-        raise errors.CorruptFileError(f'{name}: not an .npz archive of named arrays') from exc
+    if not isinstance(loaded, numpy.lib.npyio.NpzFile):
+        raise errors.CorruptFileError(f'{name}: holds one array, not an .npz of named arrays')
+    try:
+        with loaded:
+            return {key: loaded[key] for key in loaded.files}
+    except _READ_ERRORS as exc:
+        raise errors.CorruptFileError(f'{name}: not a readable .npz weight file ({exc})') from exc
 
 
 def load_npz(file, obj, path='', strict=True):

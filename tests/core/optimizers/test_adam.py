@@ -24,8 +24,8 @@ def _expected(w0, grads, alpha, beta1, beta2, eps, eta, weight_decay_rate, amsgr
 @pytest.mark.parametrize('weight_decay_rate, amsgrad, eta', [
     (0, False, 1.0), (0.1, False, 0.5), (0, True, 1.0)], ids=['adam', 'decay-eta', 'amsgrad'])
 def test_two_steps(two_steps, weight_decay_rate, amsgrad, eta):
-    settings = dict(alpha=0.01, beta1=0.8, beta2=0.9, eps=1e-6, eta=eta,
-                    weight_decay_rate=weight_decay_rate, amsgrad=amsgrad)
+    settings = {'alpha': 0.01, 'beta1': 0.8, 'beta2': 0.9, 'eps': 1e-6, 'eta': eta,
+                    'weight_decay_rate': weight_decay_rate, 'amsgrad': amsgrad}
     optimizer = adam.Adam(**settings)
     w0, grads, weights = two_steps(optimizer)
     for got, want in zip(weights, _expected(w0, grads, **settings)):
@@ -35,7 +35,7 @@ def test_two_steps(two_steps, weight_decay_rate, amsgrad, eta):
 @pytest.mark.parametrize('amsgrad', [False, True], ids=['adam', 'amsgrad'])
 def test_amsgrad_when_v_shrinks(amsgrad):
     # NOTE: a large then a small gradient makes v shrink, where AMSGrad's max matters.
-    settings = dict(alpha=0.01, beta1=0.0, beta2=0.5, eps=1e-6, eta=1.0, weight_decay_rate=0)
+    settings = {'alpha': 0.01, 'beta1': 0.0, 'beta2': 0.5, 'eps': 1e-6, 'eta': 1.0, 'weight_decay_rate': 0}
     grads = [numpy.full(2, 10.0), numpy.full(2, 0.1)]
     link = Link()
     link.add_param('W', initializer=numpy.ones(2))
@@ -52,7 +52,7 @@ def test_amsgrad_when_v_shrinks(amsgrad):
 def test_lr_is_bias_corrected_and_read_only(two_steps):
     optimizer = adam.Adam(alpha=0.01, beta1=0.8, beta2=0.9)
     with pytest.raises(RuntimeError, match='first update'):
-        optimizer.lr
+        _ = optimizer.lr
     two_steps(optimizer)
     assert optimizer.t == 2
     assert optimizer.lr == pytest.approx(0.01 * numpy.sqrt(1 - 0.9 ** 2) / (1 - 0.8 ** 2))

@@ -178,9 +178,8 @@ def test_corrupt_file_names_the_file(tmp_path, content):
 
 def test_pickled_content_is_refused(tmp_path):
     path = tmp_path / 'pickled.npz'
-    with zipfile.ZipFile(path, 'w') as archive:
-        with archive.open('fc1/W.npy', 'w') as handle:
-            numpy.save(handle, numpy.array([{'a': 1}], dtype=object), allow_pickle=True)
+    with zipfile.ZipFile(path, 'w') as archive, archive.open('fc1/W.npy', 'w') as handle:
+        numpy.save(handle, numpy.array([{'a': 1}], dtype=object), allow_pickle=True)
     with pytest.raises(errors.CorruptFileError, match='pickled.npz'):
         npz.load_npz(path, Net())
 

@@ -18,7 +18,7 @@ def test_output_and_children(args):
 
 
 def test_no_activation_and_bn_kwargs():
-    link = Conv2DBNActiv(3, 4, 1, activ=None, bn_kwargs=dict(eps=1e-3, decay=0.5))
+    link = Conv2DBNActiv(3, 4, 1, activ=None, bn_kwargs={'eps': 1e-3, 'decay': 0.5})
     assert link.bn.eps == 1e-3 and link.bn.decay == 0.5
     with using_config('train', True):
         y = link(numpy.random.rand(2, 3, 3, 3).astype(numpy.float32))

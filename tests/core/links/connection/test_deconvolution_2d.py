@@ -15,8 +15,8 @@ if not hasattr(F, 'deconvolution_2d'):
     ((4, 3, 3), {}, (2, 3, 7, 7)),
     ((3, 3), {}, (2, 3, 7, 7)),
     ((4, 3, 4, 2, 1), {}, (2, 3, 10, 10)),
-    ((4, 3, 3, 2, 1), dict(outsize=(10, 10)), (2, 3, 10, 10)),
-    ((4, 6, 3), dict(groups=2), (2, 6, 7, 7)),
+    ((4, 3, 3, 2, 1), {'outsize': (10, 10)}, (2, 3, 10, 10)),
+    ((4, 6, 3), {'groups': 2}, (2, 6, 7, 7)),
 ], ids=['plain', 'lazy', 'stride-pad', 'outsize', 'groups'])
 def test_output_shape(args, kwargs, y_shape):
     link = Deconvolution2D(*args, **kwargs)

@@ -35,7 +35,7 @@ def test_one_argument_means_out_size():
 def test_forward_matches_numpy():
     link = Linear(3, 2, initial_bias=initializers.Constant(0.5))
     x = numpy.random.rand(4, 3).astype(numpy.float32)
-    numpy.testing.assert_allclose(link(x).array, x @ link.W.array.T + 0.5, rtol=1e-5)
+    numpy.testing.assert_allclose(link(x).array, x @ link.W.array.T + 0.5, rtol=1e-5, atol=1e-6)
 
 
 def test_default_initializers():

@@ -13,14 +13,14 @@ def test_learned_scale_with_bias():
     link.bias.b.array[...] = [0.5, 0, -1]
     x = numpy.random.rand(2, 3, 4).astype(numpy.float32)
     expected = x * numpy.array([1, 2, 3], 'f')[:, None] + numpy.array([0.5, 0, -1], 'f')[:, None]
-    numpy.testing.assert_allclose(link(x).array, expected, rtol=1e-6)
+    numpy.testing.assert_allclose(link(x).array, expected, rtol=1e-6, atol=1e-6)
     assert [p for p, _ in link.namedparams()] == ['/W', '/bias/b']
 
 
 def test_given_scale():
     x = numpy.random.rand(2, 3, 4).astype(numpy.float32)
     W = numpy.random.rand(3, 4).astype(numpy.float32)
-    numpy.testing.assert_allclose(Scale(axis=1)(x, W).array, x * W, rtol=1e-6)
+    numpy.testing.assert_allclose(Scale(axis=1)(x, W).array, x * W, rtol=1e-6, atol=1e-6)
 
 
 def test_shape_mismatch_is_reported():
