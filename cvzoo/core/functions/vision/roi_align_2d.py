@@ -53,7 +53,7 @@ def make_plan(x_shape, rois, roi_indices, outsize, spatial_scale, sampling_ratio
     vectorised. Rows index the (N * H * W, C) layout of x.
     """
     xp = backend.get_array_module(rois)
-    n, c, h, w = x_shape
+    _, _, h, w = x_shape
     start, bin_size, n_sample = _grid(rois, outsize, spatial_scale, sampling_ratio, aligned,
                                       xp)
     count = xp.maximum(n_sample[:, 0] * n_sample[:, 1], 1)[:, None, None]

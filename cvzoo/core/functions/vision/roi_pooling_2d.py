@@ -34,7 +34,7 @@ class RoIPooling2D(function_node.FunctionNode):
     def forward(self, inputs):
         x, = inputs
         xp = backend.get_array_module(x)
-        n, c, h, w = self.x_shape = x.shape
+        _, c, h, w = self.x_shape = x.shape
         (out_h, out_w), n_roi = self.outsize, len(self.roi_indices)
         y_start, y_end = _bin_edges(xp, *self.y_edges, out_h, h)
         x_start, x_end = _bin_edges(xp, *self.x_edges, out_w, w)
