@@ -88,12 +88,17 @@ class Link:
             self._within_init_scope = old
 
     def __setattr__(self, name, value):
+        params = self.__dict__.get('_params', [])
         if self.within_init_scope and isinstance(value, variable_module.Parameter):
-            self._check_name_free(name)
+            if name in self._persistent:
+                raise AttributeError(f'{type(self).__name__}: {name!r} is a persistent')
             value.name = name
             if not value.is_initialized:
                 value.to_device(self._device)
-            self._params.append(name)
+            if name not in params:
+                params.append(name)
+        elif name in params and not isinstance(value, variable_module.Parameter):
+            params.remove(name)  # e.g. ``self.b = None``: no longer a parameter
         super().__setattr__(name, value)
 
     def __delattr__(self, name):
@@ -339,12 +344,14 @@ class Chain(Link):
         self._children = []
 
     def __setattr__(self, name, value):
+        children = self.__dict__.get('_children', [])
         if self.within_init_scope and isinstance(value, Link):
             self._check_name_free(name)
-            if name in self._children:
-                raise AttributeError(f'{type(self).__name__}: {name!r} is already a child')
             value.name = name
-            self._children.append(name)
+            if name not in children:
+                children.append(name)
+        elif name in children and not isinstance(value, Link):
+            children.remove(name)
         super().__setattr__(name, value)
 
     def __delattr__(self, name):

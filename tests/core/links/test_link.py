@@ -211,3 +211,17 @@ def test_delattr_unregisters():
     del net.fc1
     del net.blocks[0].b
     assert [p for p, _ in net.namedparams()] == ['/blocks/0/W', '/blocks/1/W', '/blocks/1/b']
+
+
+def test_reassignment_replaces_or_unregisters():
+    net = Net()
+    with net.init_scope():
+        net.fc1 = Affine(3, 5)
+        net.fc1.W = Parameter(numpy.zeros((5, 3), dtype=numpy.float32))
+    assert [p for p, _ in net.namedparams()][:2] == ['/fc1/W', '/fc1/b']
+    assert net.fc1.W.shape == (5, 3)
+    net.fc1.b = None
+    net.blocks = None
+    assert [p for p, _ in net.namedparams()] == ['/fc1/W']
+    with pytest.raises(AttributeError, match='persistent'), net.fc1.init_scope():
+        net.fc1.count = Parameter(numpy.zeros(1, dtype=numpy.float32))
