@@ -23,6 +23,13 @@ class Linear(link.Link):
     Attributes:
         W (Parameter): (out_size, in_size) float32.
         b (Parameter or None): (out_size,) float32.
+
+    >>> import numpy as np
+    >>> fc = Linear(10)
+    >>> fc(np.zeros((2, 3, 4), dtype=np.float32)).shape
+    (2, 10)
+    >>> fc.W.shape
+    (10, 12)
     """
 
     def __init__(self, in_size, out_size=None, nobias=False, initialW=None, initial_bias=None):
