@@ -122,10 +122,13 @@ class _RoIAlign2DGrad(function_node.FunctionNode):
         n, c, h, w = self.x_shape
         self.n_roi, self.outsize = gy.shape[0], gy.shape[2:]
         gy_rows = gy.transpose(0, 2, 3, 1)
-        gx_rows = xp.zeros((n * h * w, c), dtype=gy.dtype)
+        gx_rows = xp.zeros(n * h * w * c, dtype=gy.dtype)
+        channels = xp.arange(c)
         for index, weight in plan_terms(self.plan, w, gy.dtype):
-            values = gy_rows * weight[..., None]
-            xp.add.at(gx_rows, index.ravel(), values.reshape(-1, c))
+            # NOTE: add.at on a flat array with flat indexes is several times faster than
+            # add.at of whole rows into a 2-D array.
+            flat_index = index[..., None] * c + channels
+            xp.add.at(gx_rows, flat_index.ravel(), (gy_rows * weight[..., None]).ravel())
         return roi_arguments.rows_to_map(xp, gx_rows, self.x_shape),
 
     def backward(self, indexes, grad_outputs):
