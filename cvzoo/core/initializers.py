@@ -135,6 +135,9 @@ def as_initializer(initializer):
     """Turn None (NaN fill), a scalar (constant) or an initializer into an initializer."""
     if initializer is None:
         return Constant(numpy.nan)
+    if isinstance(initializer, str):
+        raise TypeError(f'initializer: expected None, a number, an array or an Initializer, '
+                        f'got the string {initializer!r}')
     if numpy.isscalar(initializer):
         return Constant(initializer)
     if callable(initializer):

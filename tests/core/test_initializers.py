@@ -64,7 +64,6 @@ def test_generate_array_dtype_and_device(device):
     assert array.dtype == numpy.float64
 
 
-@pytest.mark.xfail(strict=True, reason='as_initializer takes a str for a scalar (numpy.isscalar)')
 def test_as_initializer_refuses_a_string():
     with pytest.raises(TypeError, match='initializer'):
         initializers.as_initializer('zeros')
