@@ -1,0 +1,1 @@
+"""Semantic segmentation models: ``labels = model.predict(imgs)`` (see DESIGN.md)."""

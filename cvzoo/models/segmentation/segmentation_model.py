@@ -1,0 +1,134 @@
+"""SegmentationModel: the shared predict() and pretrained-weights handling of segmenters.
+
+A semantic segmenter subclass builds its layers, implements ``forward(x)`` returning
+(B, C, h, w) class scores, and ``reset_head(n_class)``. This base gives it:
+
+- ``predict(imgs)``: DESIGN.md's semantic segmentation contract. Each image is resized
+  to the preset's size, standardised with its mean/std and put in the channel order
+  the network takes (``channel_order``); the scores are resized back to the image's
+  own size (bilinear, half-pixel centres) and the arg max over the first ``n_class``
+  channels is the label;
+- ``_load_pretrained(pretrained_model, n_class)``: a zoo key or a local file, with
+  ``n_class`` different from the weights' for fine-tuning (all but the head load).
+"""
+
+import numpy
+
+import cvzoo.core.functions as F
+import cvzoo.core.links as L
+from cvzoo.core import backend, config
+from cvzoo.models import zoo
+from cvzoo.utils import image as image_utils
+
+CHANNEL_ORDERS = ('rgb', 'bgr')
+
+
+def n_class_for(model_class, pretrained_model, n_class):
+    """The head size to build with: the weights' when a zoo key is given, else n_class.
+
+    Raises:
+        ValueError: neither a zoo key nor ``n_class`` says how many classes.
+    """
+    entries = getattr(model_class, 'weights', {})
+    if isinstance(pretrained_model, str) and pretrained_model in entries:
+        return entries[pretrained_model].n_class
+    if n_class is None:
+        raise ValueError(f'n_class: expected an int when pretrained_model is not a key of '
+                         f'{sorted(entries)}, got None (pretrained_model={pretrained_model!r})')
+    return n_class
+
+
+class SegmentationModel(L.Chain):
+    """Base class of semantic segmenters; see the module docstring.
+
+    Attributes:
+        n_class (int): the classes predict() chooses from (labels 0 .. n_class - 1).
+        preset (zoo.Preset): the preprocessing predict() applies. ``mean`` and ``std``
+            are per RGB channel, applied to values in [0, 255].
+        channel_order (str): 'rgb' or 'bgr', the order of the channels the network
+            takes (the weights' training order); predict() flips after standardising.
+        label_names (tuple of str or None): class names of the loaded weights.
+    """
+
+    preset = None
+    channel_order = 'rgb'
+    label_names = None
+    n_class = None
+
+    def _load_pretrained(self, pretrained_model, n_class, source=None):
+        """Load weights (a key or a path), then re-make the head when n_class differs."""
+        if pretrained_model is None:
+            return
+        entry = zoo.load_weights(self, pretrained_model, source=source)
+        if entry is None:
+            return
+        self.preset = entry.preset
+        self.label_names = entry.label_names
+        if n_class is not None and n_class != entry.n_class:
+            self.reset_head(n_class)
+            self.label_names = None
+
+    def reset_head(self, n_class):
+        """Replace the layers that depend on the number of classes (new random weights)."""
+        raise NotImplementedError(f'{type(self).__name__} does not implement reset_head')
+
+    def prepare(self, img):
+        """Preprocess one image: resize, standardise, reorder the channels.
+
+        Args:
+            img (numpy.ndarray): (3, H, W) float32, RGB in [0, 255].
+
+        Returns:
+            numpy.ndarray: (3, h, w) float32 with (h, w) the preset's size.
+        """
+        preset = self.preset
+        size = preset.size if isinstance(preset.size, tuple) else (preset.size,) * 2
+        img = numpy.asarray(img, numpy.float32)
+        if img.shape[1:] != size:
+            img = F.resize_images(img[None], size, mode=preset.interpolation,
+                                  align_corners=False).array[0]
+        mean = numpy.asarray(preset.mean, numpy.float32)[:, None, None]
+        std = numpy.asarray(preset.std, numpy.float32)[:, None, None]
+        img = (img - mean) / std
+        if self.channel_order not in CHANNEL_ORDERS:
+            raise ValueError(f'channel_order: expected one of {CHANNEL_ORDERS}, got '
+                             f'{self.channel_order!r}')
+        if self.channel_order == 'bgr':
+            img = img[::-1]
+        return numpy.ascontiguousarray(img, numpy.float32)
+
+    def scores_to_label(self, score, size):
+        """Turn one image's (1, C, h, w) scores into its (H, W) int32 label map.
+
+        The scores are resized to ``size`` when they differ from it; the label is the
+        arg max over the first ``n_class`` channels (extra channels, such as a void
+        class the weights were trained with, never win).
+        """
+        if score.shape[2:] != tuple(size):
+            score = F.resize_images(score, size, align_corners=False)
+        score = score.array if hasattr(score, 'array') else score
+        label = score[0, :self.n_class].argmax(axis=0)
+        return backend.to_numpy(label).astype(numpy.int32, copy=False)
+
+    def predict(self, imgs, batchsize=2):
+        """Label every pixel of each image.
+
+        Args:
+            imgs: an iterable of images: (3, H, W) float arrays in [0, 255] RGB, (H, W, 3)
+                uint8 arrays, PIL images or file paths.
+            batchsize (int): images per forward pass.
+
+        Returns:
+            list of numpy.ndarray: one (H, W) int32 map per image, at the image's own
+            size, values in [0, n_class).
+        """
+        imgs = [image_utils.as_chw_image(img) for img in imgs]
+        labels = []
+        with config.using_config('train', False), config.no_backprop_mode():
+            for start in range(0, len(imgs), batchsize):
+                chunk = imgs[start:start + batchsize]
+                x = numpy.stack([self.prepare(img) for img in chunk])
+                scores = self.forward(backend.to_device(x, self.device))
+                for i, img in enumerate(chunk):
+                    labels.append(self.scores_to_label(scores[i:i + 1], img.shape[1:]))
+        return labels
