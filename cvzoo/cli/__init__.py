@@ -1,0 +1,1 @@
+"""The ``cvzoo`` command line: models, download, predict."""

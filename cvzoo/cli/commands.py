@@ -1,0 +1,97 @@
+"""The ``cvzoo`` subcommands: each takes the parsed arguments and returns an exit status."""
+
+import importlib
+import os
+
+from cvzoo import models as zoo_api
+from cvzoo.cli import predict_output
+from cvzoo.core import backend
+
+
+def models_command(args):
+    """Print every registered model with its weight keys, sources and scores."""
+    rows = zoo_table_rows(args.task)
+    if args.markdown:
+        print(markdown_table(rows))
+        return 0
+    widths = [max(len(str(r[i])) for r in rows + [TABLE_HEADER]) for i in range(len(TABLE_HEADER))]
+    for row in [TABLE_HEADER] + rows:
+        print('  '.join(str(v).ljust(w) for v, w in zip(row, widths)).rstrip())
+    return 0
+
+
+TABLE_HEADER = ('model', 'task', 'key', 'source', 'metric', 'reported', 'cvzoo', 'size')
+
+
+def _percent(score):
+    return '' if score is None else f'{100 * score["value"]:.2f}'
+
+
+def _size(n_bytes):
+    return '' if not n_bytes else f'{n_bytes / 2 ** 20:.1f} MiB'
+
+
+def zoo_table_rows(task=None):
+    """One row per (model, weight key): the data behind `cvzoo models` and README's table."""
+    rows = []
+    for name in zoo_api.list_models(task):
+        info = zoo_api.model_info(name)
+        keys = info['weights'] or {'': None}
+        for key, entry in sorted(keys.items()):
+            if entry is None:
+                rows.append((name, info['task'], '', '', '', '', '', ''))
+                continue
+            reported = entry['reported']
+            rows.append((name, info['task'], key, entry['source_format'],
+                         f"{reported['metric']} ({reported['dataset']})",
+                         _percent(reported), _percent(entry['measured']),
+                         _size(entry['file_size'])))
+    return rows
+
+
+def markdown_table(rows):
+    """The rows as a Markdown table."""
+    lines = ['| ' + ' | '.join(TABLE_HEADER) + ' |', '|' + ' --- |' * len(TABLE_HEADER)]
+    lines += ['| ' + ' | '.join(str(v) for v in row) + ' |' for row in rows]
+    return '\n'.join(lines)
+
+
+def download_command(args):
+    """Fetch and verify every file of a weight key; print where they are."""
+    weights = zoo_api.resolve_weights(model_class(args.model), args.key)
+    for path in zoo_api.fetch_weights(weights):
+        print(path)
+    return 0
+
+
+def model_class(name):
+    """The class registered under ``name`` (a ValueError naming close matches otherwise)."""
+    module_name, _, class_name = zoo_api.model_info(name)['class'].rpartition('.')
+    return getattr(importlib.import_module(module_name), class_name)
+
+
+def predict_command(args):
+    """Run a model on images; print the results and optionally draw them."""
+    backend.get_device(args.device)  # validate early, before loading weights
+    model = zoo_api.get_model(args.model, pretrained_model=args.pretrained_model)
+    model.to_device(args.device)
+    task = zoo_api.model_info(args.model)['task']
+    for i, path in enumerate(args.images):
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f'IMAGE: no such file {path!r}')
+        out = _out_path(args.out, path, len(args.images))
+        predict_output.PRINTERS[task](model, path, args, out)
+    return 0
+
+
+def _out_path(out, image_path, n_images):
+    if out is None:
+        return None
+    if n_images == 1 and not os.path.isdir(out):
+        return out
+    os.makedirs(out, exist_ok=True)
+    stem = os.path.splitext(os.path.basename(image_path))[0]
+    return os.path.join(out, stem + '_result.png')
+
+
+COMMANDS = {'models': models_command, 'download': download_command, 'predict': predict_command}

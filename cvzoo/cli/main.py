@@ -1,0 +1,49 @@
+"""Argument parsing of the ``cvzoo`` command and dispatch to its subcommands.
+
+    cvzoo models [--task TASK] [--markdown]
+    cvzoo download MODEL KEY
+    cvzoo predict IMAGE... --model NAME --pretrained-model KEY [--device D] [--topk K] [--out PNG]
+"""
+
+import argparse
+import sys
+
+from cvzoo import errors
+
+
+def _parser():
+    parser = argparse.ArgumentParser(prog='cvzoo', description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest='command', required=True)
+
+    models = sub.add_parser('models', help='print the zoo: every model, weight key and score')
+    models.add_argument('--task', help='only this task (classification, detection, ...)')
+    models.add_argument('--markdown', action='store_true', help='print a Markdown table')
+
+    download = sub.add_parser('download', help='fetch and verify the files of a weight key')
+    download.add_argument('model')
+    download.add_argument('key')
+
+    predict = sub.add_parser('predict', help='run a pretrained model on images')
+    predict.add_argument('images', nargs='+', metavar='IMAGE')
+    predict.add_argument('--model', required=True, help='registry name, e.g. resnet50')
+    predict.add_argument('--pretrained-model', required=True,
+                         help='a weight key of the model (see `cvzoo models`) or a file path')
+    predict.add_argument('--device', default='cpu', help="'cpu' or 'cuda:N'")
+    predict.add_argument('--topk', type=int, default=5, help='classes to print (classification)')
+    predict.add_argument('--score-thresh', type=float, default=None,
+                         help='detection score threshold (default: the visualize preset)')
+    predict.add_argument('--out', help='write a picture of the result (PNG); with several '
+                         'images, a folder')
+    return parser
+
+
+def main(argv=None):
+    """Run the command line; return the exit status."""
+    args = _parser().parse_args(argv)
+    from cvzoo.cli import commands
+
+    try:
+        return commands.COMMANDS[args.command](args)
+    except (errors.CvzooError, ValueError, TypeError, FileNotFoundError) as exc:
+        print(f'cvzoo {args.command}: error: {exc}', file=sys.stderr)
+        return 2

@@ -1,0 +1,60 @@
+"""What ``cvzoo predict`` prints and draws for each task."""
+
+import numpy
+
+from cvzoo.utils import image as image_utils
+from cvzoo.utils import visualize
+
+
+def _name(label_names, label):
+    return label_names[label] if label_names is not None else str(label)
+
+
+def classification(model, path, args, out):
+    """Print the top-k classes with their probabilities."""
+    probs = model.predict([path])[0]
+    print(path)
+    for label in numpy.argsort(-probs)[:args.topk]:
+        print(f'  {probs[label]:.4f}  {_name(model.label_names, int(label))}')
+
+
+def detection(model, path, args, out):
+    """Print one line per detected box; draw the boxes when ``out`` is given."""
+    model.use_preset('visualize')
+    if args.score_thresh is not None:
+        model.score_thresh = args.score_thresh
+    img = image_utils.read_image(path)
+    bboxes, labels, scores = model.predict([img])
+    bbox, label, score = bboxes[0], labels[0], scores[0]
+    label_names = getattr(model, 'label_names', None)
+    print(f'{path}: {len(bbox)} detections')
+    for box, lab, sc in zip(bbox, label, score):
+        coords = ', '.join(f'{v:.1f}' for v in box)
+        print(f'  {sc:.3f}  {_name(label_names, int(lab)):<14s} ({coords})')
+    if out:
+        visualize.vis_bbox(img, bbox, label, score, label_names=label_names, out=out)
+        print(f'wrote {out}')
+
+
+def semantic_segmentation(model, path, args, out):
+    """Print the share of each class; draw the label overlay with a legend when asked."""
+    img = image_utils.read_image(path)
+    label = model.predict([img])[0]
+    label_names = getattr(model, 'label_names', None)
+    counts = numpy.bincount(label[label >= 0].ravel())
+    print(f'{path}: {label.shape[1]}x{label.shape[0]}')
+    for lab in numpy.argsort(-counts):
+        if counts[lab]:
+            print(f'  {100 * counts[lab] / label.size:5.1f}%  {_name(label_names, int(lab))}')
+    if out:
+        colors = getattr(model, 'label_colors', None)
+        visualize.vis_semantic_segmentation(img, label, label_names=label_names,
+                                            label_colors=colors, out=out)
+        print(f'wrote {out}')
+
+
+PRINTERS = {
+    'classification': classification,
+    'detection': detection,
+    'semantic_segmentation': semantic_segmentation,
+}

@@ -1,0 +1,98 @@
+import numpy
+import pytest
+from PIL import Image
+
+from cvzoo.cli import commands, main
+
+
+class _FakeClassifier:
+    label_names = ('cat', 'dog', 'bird')
+
+    def predict(self, imgs):
+        return numpy.array([[0.2, 0.7, 0.1]] * len(imgs), dtype=numpy.float32)
+
+    def to_device(self, device):
+        return self
+
+
+class _FakeDetector:
+    label_names = ('cat', 'dog')
+    score_thresh = 0.5
+    nms_thresh = 0.45
+
+    def use_preset(self, preset):
+        self.preset = preset
+
+    def predict(self, imgs):
+        bbox = numpy.array([[1, 2, 10, 12]], numpy.float32)
+        return [bbox], [numpy.array([1], numpy.int32)], [numpy.array([0.9], numpy.float32)]
+
+    def to_device(self, device):
+        return self
+
+
+@pytest.fixture
+def image_path(tmp_path):
+    path = tmp_path / 'img.png'
+    Image.fromarray(numpy.zeros((16, 20, 3), numpy.uint8)).save(path)
+    return str(path)
+
+
+def _fake(monkeypatch, model, task):
+    monkeypatch.setattr(commands.zoo_api, 'get_model', lambda name, pretrained_model: model)
+    monkeypatch.setattr(commands.zoo_api, 'model_info', lambda name: {'task': task})
+
+
+def test_models_lists_every_registered_model(capsys):
+    assert main.main(['models']) == 0
+    out = capsys.readouterr().out
+    from cvzoo.models import list_models
+
+    for name in list_models():
+        assert name in out
+
+
+def test_models_markdown_table_has_header(capsys):
+    assert main.main(['models', '--markdown']) == 0
+    assert capsys.readouterr().out.startswith('| model | task | key |')
+
+
+def test_unknown_model_is_a_clear_error(capsys):
+    assert main.main(['download', 'resnet5', 'imagenet']) == 2
+    assert "no model 'resnet5'" in capsys.readouterr().err
+
+
+def test_predict_classification_prints_topk(monkeypatch, capsys, image_path):
+    _fake(monkeypatch, _FakeClassifier(), 'classification')
+    assert main.main(['predict', image_path, '--model', 'x', '--pretrained-model', 'k',
+                      '--topk', '2']) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split() == ['0.7000', 'dog'] and lines[2].split() == ['0.2000', 'cat']
+    assert len(lines) == 3
+
+
+def test_predict_detection_draws_picture(monkeypatch, capsys, image_path, tmp_path):
+    _fake(monkeypatch, _FakeDetector(), 'detection')
+    out = tmp_path / 'result.png'
+    assert main.main(['predict', image_path, '--model', 'x', '--pretrained-model', 'k',
+                      '--out', str(out)]) == 0
+    text = capsys.readouterr().out
+    assert '1 detections' in text and 'dog' in text
+    assert Image.open(out).size == (20, 16)
+
+
+def test_predict_missing_image_names_it(monkeypatch, capsys, tmp_path):
+    _fake(monkeypatch, _FakeClassifier(), 'classification')
+    missing = str(tmp_path / 'nope.jpg')
+    assert main.main(['predict', missing, '--model', 'x', '--pretrained-model', 'k']) == 2
+    assert 'nope.jpg' in capsys.readouterr().err
+
+
+def test_predict_bad_device_is_refused_before_loading(monkeypatch, capsys, image_path):
+    def never(*args, **kwargs):
+        raise AssertionError('weights were loaded')
+
+    monkeypatch.setattr(commands.zoo_api, 'get_model', never)
+    assert main.main(['predict', image_path, '--model', 'x', '--pretrained-model', 'k',
+                      '--device', 'gpu0']) == 2
+    assert 'device' in capsys.readouterr().err
