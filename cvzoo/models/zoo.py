@@ -52,6 +52,10 @@ _SNIFFED_SOURCES = {'npz': 'cvzoo', 'hdf5': 'cvzoo', 'torch_zip': 'torch',
                     'torch_legacy': 'torch', 'darknet_weights': 'darknet'}
 _MODEL_PACKAGES = ('cvzoo.models.classification', 'cvzoo.models.detection',
                    'cvzoo.models.segmentation', 'cvzoo.models.instance_segmentation')
+# ``sha256`` of a file whose source publishes no hash: the first download records the
+# file's sha256 beside it (trust on first use) and later loads verify against the record.
+UNPUBLISHED = 'unpublished'
+_MIN_PREFIX = 8  # hex digits of a published sha256 prefix (torchvision publishes 8)
 _CACHE_KEY = '__cvzoo_converted_from__'
 _CACHE_VERSION = 1
 
@@ -172,9 +176,11 @@ def _file_problems(weight_file):
     problems = []
     if not weight_file.url.startswith('https://'):
         problems.append(f'{weight_file.file_name}: url {weight_file.url!r} is not https')
-    if not re.fullmatch('[0-9a-f]{64}', weight_file.sha256):
-        problems.append(f'{weight_file.file_name}: sha256 {weight_file.sha256!r} is not 64 '
-                        'lowercase hex digits')
+    if not (weight_file.sha256 == UNPUBLISHED
+            or re.fullmatch(f'[0-9a-f]{{{_MIN_PREFIX},64}}', weight_file.sha256)):
+        problems.append(f'{weight_file.file_name}: sha256 {weight_file.sha256!r} is neither 64 '
+                        f'lowercase hex digits, a published prefix of >= {_MIN_PREFIX}, nor '
+                        'zoo.UNPUBLISHED')
     if not weight_file.file_name or '/' in weight_file.file_name:
         problems.append(f'file_name: {weight_file.file_name!r} is not a plain file name')
     return problems
@@ -183,7 +189,8 @@ def _file_problems(weight_file):
 def schema_problems(weights) -> list:
     """Return every way a Weights entry breaks the schema (an empty list when it is valid).
 
-    Checked: https URLs, 64-hex sha256, plain and distinct file names, a known source
+    Checked: https URLs, sha256 (64 hex digits, a published prefix of at least 8, or
+    ``UNPUBLISHED``), plain and distinct file names, a known source
     format, ``len(label_names) == n_class``, the preset's fields, and the scores (known
     metric and dataset, a fraction, a non-empty source).
     """
@@ -311,14 +318,64 @@ def _cached_download(url, sha256, file_name):
     return download.cached_download(url, sha256, file_name=file_name, subdir='weights')
 
 
+def _is_full_sha256(sha256):
+    return re.fullmatch('[0-9a-f]{64}', sha256) is not None
+
+
+def _hash_problem(weight_file, path):
+    """Why the file at ``path`` fails its entry's prefix or recorded hash (None if it passes)."""
+    actual = _sha256_of_file(path)
+    if weight_file.sha256 != UNPUBLISHED:
+        if actual.startswith(weight_file.sha256):
+            return None
+        return f'sha256 {actual} does not start with the published {weight_file.sha256}'
+    record = path + '.sha256'
+    if not os.path.exists(record):
+        _logger.warning('%s: its source publishes no sha256; trusting this first download '
+                        'and recording its sha256 %s in %s', weight_file.url, actual, record)
+        with open(record, 'w') as file:
+            file.write(actual + '\n')
+        return None
+    with open(record) as file:
+        recorded = file.read().strip()
+    return None if recorded == actual else (
+        f'sha256 {actual} differs from {recorded} recorded at the first download in {record}')
+
+
+def _fetch_verified(weight_file):
+    """Fetch one file; a hash that is a prefix or unpublished is checked here.
+
+    A cached file that fails the check is deleted and fetched once more; if the fresh
+    copy fails too, it is deleted and DownloadError names the URL and the path.
+    """
+    if _is_full_sha256(weight_file.sha256):
+        return os.fspath(_cached_download(weight_file.url, weight_file.sha256,
+                                          weight_file.file_name))
+    problem = None
+    for _ in range(2):
+        path = os.fspath(_cached_download(weight_file.url, None, weight_file.file_name))
+        problem = _hash_problem(weight_file, path)
+        if problem is None:
+            return path
+        os.remove(path)
+    raise errors.DownloadError(f'{weight_file.url}: {problem}; the file {path} was deleted')
+
+
 def fetch_weights(weights: Weights) -> list:
     """Download (or find in the cache or the mirror) every file of an entry, verified.
 
+    ``sha256`` is checked in full when it has 64 hex digits, as a prefix when the source
+    publishes only a prefix, and against the sha256 recorded at the first download (a
+    ``.sha256`` file beside it) for ``UNPUBLISHED``.
+
     Returns:
         list of str: local paths, the main file first, then ``weights.files``.
+
+    Raises:
+        cvzoo.errors.DownloadError: a file cannot be fetched or fails its check (the file
+            is deleted; the message names the URL and the path).
     """
-    return [os.fspath(_cached_download(f.url, f.sha256, f.file_name))
-            for f in weights.all_files]
+    return [_fetch_verified(f) for f in weights.all_files]
 
 
 def _sha256_of_file(path):
@@ -427,7 +484,8 @@ def load_weights(model, path_or_key, source: str | None = None):
     else:
         weights = resolve_weights(model, os.fspath(path_or_key))
         path = fetch_weights(weights)[0]
-        source_sha256 = weights.sha256
+        full = _is_full_sha256(weights.sha256)
+        source_sha256 = weights.sha256 if full else _sha256_of_file(path)
         source = source or weights.convert_from or DEFAULT_SOURCES[weights.source_format]
     arrays = _converted_arrays(model, path, source, source_sha256)
     dictionary.DictionaryDeserializer(arrays, '', True, path).load(model)
