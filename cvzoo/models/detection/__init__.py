@@ -1,0 +1,1 @@
+"""Object detectors behind one predict() (DESIGN.md): Darknet/YOLO detectors so far."""

@@ -1,0 +1,123 @@
+"""DarknetDetector: any YOLO-style Darknet detector from its own ``.cfg`` and ``.weights``.
+
+What predict() does, as AlexeyAB's ``darknet detector test`` (no letterbox key in the
+cfg): RGB / 255, Darknet's corner-aligned bilinear resize to the cfg's input size
+(stretching, aspect ratio not kept), the network, yolo/region decoding, boxes scaled
+back by the image's own width and height, (box, class) pairs with
+objectness * class probability strictly above ``score_thresh``, greedy NMS per class
+over all heads together, and finally clipping to the image (Darknet clips only when it
+draws).
+"""
+
+import os
+
+import numpy
+
+import cvzoo.core.links as L
+from cvzoo import errors
+from cvzoo.core import backend
+from cvzoo.models import zoo
+from cvzoo.models.converters import darknet
+from cvzoo.models.detection import detector
+from cvzoo.models.detection.darknet import cfg_network, darknet_resize, yolo_decoder
+
+# NOTE: 'visualize' is Darknet's `detector test` default (-thresh 0.25, nms 0.45);
+# 'evaluate' is what its `detector map` tool uses (thresh 0.005, nms 0.45).
+DARKNET_PRESETS = {'visualize': {'score_thresh': 0.25, 'nms_thresh': 0.45},
+                   'evaluate': {'score_thresh': 0.005, 'nms_thresh': 0.45}}
+
+
+class DarknetDetector(L.Chain, detector.Detector):
+    """A YOLO detector built from a Darknet cfg (YOLOv2/v3/v4-tiny, Yolo-Fastest, ...).
+
+    Args:
+        cfg_path (str or os.PathLike): the ``.cfg`` file; its sections become the network
+            (see :class:`~cvzoo.models.detection.darknet.cfg_network.CfgNetwork`).
+        weights_path (str, os.PathLike or None): a Darknet ``.weights`` file (or a cvzoo
+            .npz saved from this model); None leaves random weights.
+        label_names (sequence of str or None): class names, in the weights' order.
+        n_fg_class (int or None): classes to detect; when it differs from the cfg's, the
+            convolutions feeding the heads are re-made (after loading) and the rest
+            keeps the loaded weights.
+
+    Attributes:
+        network (CfgNetwork): the layers.
+        n_fg_class (int): classes detected.
+        insize (tuple of int): (H, W) of the network input.
+
+    Raises:
+        cvzoo.errors.CorruptFileError: an unsupported or inconsistent cfg, or weights
+            that do not fit it (the message names the file).
+        ValueError: label_names of the wrong length.
+
+    >>> # model = DarknetDetector('yolov4-tiny.cfg', 'yolov4-tiny.weights', names)
+    """
+
+    presets = DARKNET_PRESETS
+    # NOTE: Darknet's `detector map` (default -points 0) reports the area under the
+    # interpolated curve at every recall, not the VOC2007 11-point metric.
+    use_07_metric = False
+
+    def __init__(self, cfg_path, weights_path=None, label_names=None, n_fg_class=None):
+        super().__init__()
+        sections = darknet.parse_darknet_cfg(cfg_path)
+        with self.init_scope():
+            self.network = cfg_network.CfgNetwork(sections)
+        self.insize = self.network.insize
+        self.n_fg_class = self.network.heads[0]['n_class']
+        if any(head['n_class'] != self.n_fg_class for head in self.network.heads):
+            raise errors.CorruptFileError(f'{os.fspath(cfg_path)}: the heads disagree on '
+                                          'the number of classes')
+        self.label_names = None if label_names is None else tuple(label_names)
+        self.use_preset('visualize')
+        if weights_path is not None:
+            self.load_pretrained(weights_path)
+        self._set_n_fg_class(n_fg_class)
+
+    def _set_n_fg_class(self, n_fg_class):
+        if n_fg_class is not None and n_fg_class != self.n_fg_class:
+            if not isinstance(n_fg_class, int) or n_fg_class < 1:
+                raise ValueError(f'n_fg_class: expected an int >= 1, got {n_fg_class!r}')
+            self.network.reset_heads(n_fg_class)
+            self.n_fg_class = n_fg_class
+            self.label_names = None
+        if self.label_names is not None and len(self.label_names) != self.n_fg_class:
+            raise ValueError(f'label_names: expected {self.n_fg_class} names, got '
+                             f'{len(self.label_names)}')
+
+    def load_pretrained(self, path_or_key, source=None):
+        """Load a ``.weights`` file (or a zoo key); a size mismatch names the file."""
+        try:
+            return zoo.load_weights(self, path_or_key, source=source)
+        except errors.CorruptFileError as exc:
+            if os.fspath(path_or_key) in str(exc):
+                raise
+            raise errors.CorruptFileError(f'{os.fspath(path_or_key)}: {exc}') from exc
+
+    def convert_weights(self, raw, source):
+        """The zoo's conversion hook: a Darknet ``{'header', 'values'}`` to parameter names."""
+        if source != 'darknet' or 'values' not in raw:
+            raise ValueError(f'source: {type(self).__name__} converts Darknet .weights files '
+                             f'only, got source {source!r} with keys {sorted(raw)}')
+        return self.network.convert_darknet(numpy.asarray(raw['values'], numpy.float32),
+                                            prefix='network/')
+
+    def forward(self, x):
+        """(B, 3, H, W) network input -> list of raw head maps."""
+        return self.network(x)
+
+    def prepare(self, img):
+        """(3, H, W) RGB in [0, 255] -> (3, net H, net W) in [0, 1], Darknet's resize."""
+        return darknet_resize.darknet_resize(img / numpy.float32(255), self.insize)
+
+    def decode(self, outputs, sizes):
+        """Boxes in image pixels and class scores of all heads, concatenated."""
+        bboxes, scores = [], []
+        for raw, head in zip(outputs, self.network.heads):
+            bbox, score = yolo_decoder.decode_yolo_head(raw.array, head, self.insize)
+            bboxes.append(bbox)
+            scores.append(score)
+        xp = backend.get_array_module(bboxes[0])
+        scale = xp.asarray([[W, H, W, H] for H, W in sizes], dtype=bboxes[0].dtype)
+        bbox = xp.concatenate(bboxes, axis=1) * scale[:, None, :]
+        return bbox, xp.concatenate(scores, axis=1)

@@ -1,0 +1,142 @@
+"""Detector: the shared predict() and post-processing of cvzoo's detectors.
+
+A detector class mixes :class:`Detector` into its Chain and provides two hooks:
+
+- ``prepare(img) -> x``: one image, (3, H, W) float32 RGB in [0, 255] on the host, to
+  the network's input, (3, H', W') float32 (all images of a batch alike);
+- ``decode(outputs, sizes) -> (bbox, score)``: from the network's outputs for a batch
+  (on the device) to candidate boxes and class scores, still on the device:
+  ``bbox`` (B, N, 4) (x_min, y_min, x_max, y_max) in each input image's pixels and
+  ``score`` (B, N, n_fg_class) in [0, 1].
+
+The base does the rest, batched over the images of a call and vectorised: keep the
+(box, class) pairs whose score is above ``score_thresh``, suppress per image and per
+class (greedy NMS at ``nms_thresh``), keep the ``max_detections`` best per image, clip
+the boxes to their image, and return NumPy arrays on the host.
+"""
+
+import typing
+
+import numpy
+
+from cvzoo.core import backend, config
+from cvzoo.utils import image as image_utils
+from cvzoo.utils import nms
+
+
+class Detector:
+    """Mixin with predict(), use_preset() and the post-processing; see the module docstring.
+
+    Class attributes a subclass sets:
+        presets (dict): preset name -> {'score_thresh': float, 'nms_thresh': float},
+            with at least 'visualize' and 'evaluate'.
+        max_detections (int or None): detections kept per image (after NMS).
+    """
+
+    presets: typing.ClassVar[dict] = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.45},
+               'evaluate': {'score_thresh': 0.01, 'nms_thresh': 0.45}}
+    max_detections = None
+    score_thresh = 0.7
+    nms_thresh = 0.45
+
+    def use_preset(self, preset):
+        """Set ``score_thresh`` and ``nms_thresh`` for 'visualize' or 'evaluate'.
+
+        Raises:
+            ValueError: an unknown preset name.
+        """
+        if preset not in self.presets:
+            raise ValueError(f'preset: expected one of {sorted(self.presets)}, got {preset!r}')
+        self.score_thresh = self.presets[preset]['score_thresh']
+        self.nms_thresh = self.presets[preset]['nms_thresh']
+
+    def prepare(self, img):
+        """Preprocess one (3, H, W) float32 image for the network (subclass hook)."""
+        raise NotImplementedError(f'{type(self).__name__} does not implement prepare')
+
+    def decode(self, outputs, sizes):
+        """Candidate boxes and scores of a batch (subclass hook); see the module docstring."""
+        raise NotImplementedError(f'{type(self).__name__} does not implement decode')
+
+    def predict(self, imgs, batchsize=8):
+        """Detect objects in each image.
+
+        Args:
+            imgs: an iterable of images: (3, H, W) float arrays RGB in [0, 255], (H, W, 3)
+                uint8 arrays, PIL images or file paths.
+            batchsize (int): images per forward pass.
+
+        Returns:
+            tuple of three lists, one entry per image, NumPy on the host:
+
+            bboxes  (R, 4) float32  (x_min, y_min, x_max, y_max) in the image's pixels
+            labels  (R,) int32      class ids in [0, n_fg_class)
+            scores  (R,) float32    confidences, decreasing
+
+        >>> # bboxes, labels, scores = model.predict([read_image('dog.jpg')])
+        """
+        imgs = [image_utils.as_chw_image(img) for img in imgs]
+        bboxes, labels, scores = [], [], []
+        for start in range(0, len(imgs), batchsize):
+            chunk = imgs[start:start + batchsize]
+            sizes = [img.shape[1:] for img in chunk]
+            x = numpy.stack([self.prepare(img) for img in chunk])
+            x = backend.to_device(x, self.device)
+            with config.using_config('train', False), config.no_backprop_mode():
+                outputs = self.forward(x)
+                bbox, score = self.decode(outputs, sizes)
+            result = self.suppress(bbox, score, sizes)
+            bboxes += result[0]
+            labels += result[1]
+            scores += result[2]
+        return bboxes, labels, scores
+
+    def suppress(self, bbox, score, sizes):
+        """Threshold, per-class NMS, top-k and clipping of a batch, on the device.
+
+        Args:
+            bbox (array): (B, N, 4) candidate boxes in image pixels.
+            score (array): (B, N, C) class scores.
+            sizes (list of (H, W)): the images' sizes.
+
+        Returns:
+            tuple of three lists of NumPy arrays, as predict() returns them.
+        """
+        xp = backend.get_array_module(bbox, score)
+        B, _, n_fg_class = score.shape
+        # NOTE: strictly above the threshold, as Darknet; score_thresh=1.0 gives nothing.
+        image_index, box_index, label = xp.nonzero(score > self.score_thresh)
+        pair_score = score[image_index, box_index, label]
+        pair_bbox = bbox[image_index, box_index]
+        group = image_index * n_fg_class + label
+        kept = nms.batched_non_maximum_suppression(pair_bbox, pair_score, group,
+                                                   self.nms_thresh)
+        kept = _best_per_image(xp, kept, image_index[kept], self.max_detections)
+        limits = xp.asarray([[W, H, W, H] for H, W in sizes], dtype=bbox.dtype)
+        pair_bbox = xp.clip(pair_bbox[kept], 0, limits[image_index[kept]])
+        return _split_per_image(
+            backend.to_numpy(image_index[kept]), B, backend.to_numpy(pair_bbox),
+            backend.to_numpy(label[kept]), backend.to_numpy(pair_score[kept]))
+
+
+def _best_per_image(xp, kept, image_index, limit):
+    """Group ``kept`` (sorted by decreasing score) by image; at most ``limit`` per image."""
+    order = xp.argsort(image_index, kind='stable')
+    kept, image_index = kept[order], image_index[order]
+    if limit is None or len(kept) == 0:
+        return kept
+    first = xp.searchsorted(image_index, image_index, side='left')
+    rank = xp.arange(len(kept)) - first
+    return kept[rank < limit]
+
+
+def _split_per_image(image_index, n_image, bbox, label, score):
+    """Split host arrays sorted by image into per-image lists."""
+    bounds = numpy.searchsorted(image_index, numpy.arange(n_image + 1), side='left')
+    bboxes, labels, scores = [], [], []
+    for i in range(n_image):
+        part = slice(bounds[i], bounds[i + 1])
+        bboxes.append(bbox[part].astype(numpy.float32, copy=False))
+        labels.append(label[part].astype(numpy.int32))
+        scores.append(score[part].astype(numpy.float32, copy=False))
+    return bboxes, labels, scores
