@@ -122,7 +122,7 @@ def non_maximum_suppression(bbox, thresh, score=None, limit=None):
     """Suppress boxes that overlap a higher-scored box (greedy NMS, ChainerCV semantics).
 
     Args:
-        bbox (array): (R, 4), (x_min, y_min, x_max, y_max), numpy or cupy.
+        bbox (array): (R, 4), (x_min, y_min, x_max, y_max), on any device.
         thresh (float): a box is dropped when its IoU with a kept box is >= thresh.
         score (array or None): (R,) scores; None keeps the given order as the priority.
         limit (int or None): keep at most this many boxes.
