@@ -86,6 +86,7 @@ class ESPNet(segmentation_model.SegmentationModel):
         if void_channel is None:
             void_channel = isinstance(pretrained_model, str) and pretrained_model in cls.weights
         self.void_channel = bool(void_channel)
+        _check_n_class(built_n_class, self.void_channel)
         self.preset = cls.weights['camvid'].preset
         with self.init_scope():
             self.encoder = ESPNetEncoder(built_n_class + self.void_channel, p, q)
@@ -94,8 +95,9 @@ class ESPNet(segmentation_model.SegmentationModel):
 
     def _make_head(self, n_class):
         """(Re)build the decoder for ``n_class`` classes (plus the void channel)."""
-        self.n_class = n_class
+        _check_n_class(n_class, self.void_channel)
         n_out = n_class + self.void_channel
+        self.n_class = n_class
         with self.encoder.init_scope():
             self.encoder.classifier = L.Convolution2D(256, n_out, 1, nobias=True)
         with self.init_scope():
@@ -157,6 +159,13 @@ class ESPNet(segmentation_model.SegmentationModel):
             raise errors.WeightLoadError(
                 f'ESPNet.convert_weights: missing keys {missing}, unused keys {sorted(raw)}')
         return arrays
+
+
+def _check_n_class(n_class, void_channel):
+    # NOTE: the decoder's ESP block splits its n_class (+ void) channels into 5 branches.
+    if not isinstance(n_class, int) or n_class + void_channel < 5:
+        raise ValueError(f'n_class: expected an int with n_class + void_channel >= 5, got '
+                         f'{n_class!r} (void_channel={void_channel})')
 
 
 def _upsample(deconvolution, x, size):
