@@ -1,4 +1,4 @@
-"""Non-maximum suppression, vectorised in blocks, on NumPy or CuPy arrays.
+"""Non-maximum suppression, vectorised in blocks, on NumPy or GPU arrays.
 
 The result is exactly ChainerCV's greedy NMS: boxes are visited by decreasing score
 (ties: lower index first) and a box is dropped when its IoU with an already kept box
