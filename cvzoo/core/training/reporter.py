@@ -19,6 +19,7 @@ import numpy
 
 from cvzoo.core import backend
 from cvzoo.core import variable as variable_module
+from cvzoo.core.training import json_state
 
 _local = threading.local()
 
@@ -146,6 +147,11 @@ class DictSummary:
         return stats
 
     def serialize(self, serializer):
-        keys = serializer('_keys', numpy.array(sorted(self._summaries), dtype=numpy.str_))
-        for key in keys.tolist():
-            self._summaries.setdefault(key, Summary()).serialize(serializer[key])
+        """Save or load every summary as one JSON key (the set of keys varies)."""
+        state = {key: [float(backend.to_numpy(s._x)), float(backend.to_numpy(s._x2)), s._n]
+                 for key, s in self._summaries.items()}
+        state = json_state.serialize_json(serializer, '_summaries', state)
+        self._summaries = {}
+        for key, (x, x2, n) in state.items():
+            summary = self._summaries[key] = Summary()
+            summary._x, summary._x2, summary._n = x, x2, n

@@ -3,6 +3,8 @@
 import os
 import time
 
+import numpy
+
 from cvzoo.core.training import extension as extension_module
 from cvzoo.core.training import reporter as reporter_module
 from cvzoo.core.training import triggers
@@ -82,7 +84,8 @@ class Trainer:
             raise RuntimeError('Trainer.run: this trainer has already finished')
         os.makedirs(self.out, exist_ok=True)
         entries = self._ordered()
-        for entry in entries:
+        # NOTE: snapshots with autoload initialize first, so the others see loaded state.
+        for entry in sorted(entries, key=lambda e: not getattr(e.extension, 'autoload', False)):
             initialize = getattr(entry.extension, 'initialize', None)
             if initialize is not None:
                 initialize(self)
@@ -115,3 +118,18 @@ class Trainer:
             if hasattr(entry.trigger, 'serialize'):
                 entry.trigger.serialize(extensions[name + '/trigger'])
         self._elapsed_before = float(serializer('elapsed_time', self.elapsed_time))
+        _serialize_global_rng(serializer['numpy_random'])
+
+
+def _serialize_global_rng(serializer):
+    """Save or load NumPy's global RandomState (dropout draws its masks from it).
+
+    NOTE: a GPU run draws from the GPU module's own generator, which is not saved, so a
+    resumed GPU run with dropout is not bit-for-bit equal to an uninterrupted one.
+    """
+    name, keys, pos, has_gauss, cached = numpy.random.get_state()
+    keys = numpy.asarray(serializer('keys', keys))
+    pos = int(serializer('pos', pos))
+    has_gauss = int(serializer('has_gauss', has_gauss))
+    cached = float(serializer('cached_gaussian', cached))
+    numpy.random.set_state((name, keys, pos, has_gauss, cached))

@@ -17,9 +17,8 @@ def test_report_prefixes_observer_name():
 
 def test_unregistered_observer_is_an_error():
     reporter = R.Reporter()
-    with reporter.scope({}):
-        with pytest.raises(KeyError, match='not registered'):
-            R.report({'loss': 1.0}, object())
+    with reporter.scope({}), pytest.raises(KeyError, match='not registered'):
+        R.report({'loss': 1.0}, object())
 
 
 def test_report_without_scope_is_a_no_op():

@@ -1,0 +1,43 @@
+"""FailOnNonNumber: stop training with a clear message when a value becomes NaN or inf."""
+
+import numpy
+
+from cvzoo.core import backend
+from cvzoo.core.training import extension
+
+
+class NonFiniteError(RuntimeError):
+    """Training produced a NaN or infinite loss or parameter."""
+
+
+class FailOnNonNumber(extension.Extension):
+    """After every iteration, check the reported scalars and every parameter.
+
+    Raises:
+        NonFiniteError: naming the first non-finite observation (e.g. ``main/loss``) or
+            parameter (e.g. ``main: /conv1/W``) and the iteration.
+    """
+
+    name = 'FailOnNonNumber'
+    priority = extension.PRIORITY_EDITOR
+    trigger = (1, 'iteration')
+
+    def __call__(self, trainer):
+        iteration = trainer.updater.iteration
+        for key, value in sorted(trainer.observation.items()):
+            array = backend.to_numpy(getattr(value, 'array', value))
+            if _is_number(array) and not numpy.isfinite(array).all():
+                raise NonFiniteError(
+                    f'FailOnNonNumber: observation {key!r} is {array} at iteration '
+                    f'{iteration}; lower the learning rate or check the data')
+        for name, optimizer in trainer.updater.get_all_optimizers().items():
+            for path, param in optimizer.target.namedparams(include_uninit=False):
+                if not bool(param.xp.isfinite(param.array).all()):
+                    raise NonFiniteError(
+                        f'FailOnNonNumber: parameter {path} of optimizer {name!r} holds '
+                        f'NaN or inf at iteration {iteration}')
+
+
+def _is_number(array):
+    return isinstance(array, (int, float, numpy.ndarray, numpy.generic)) and (
+        numpy.issubdtype(numpy.asarray(array).dtype, numpy.number))

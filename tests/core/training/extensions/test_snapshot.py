@@ -1,0 +1,98 @@
+import numpy
+import pytest
+
+from cvzoo.core.serializers import npz
+from cvzoo.core.training.extensions.log_report import LogReport
+from cvzoo.core.training.extensions.snapshot import snapshot
+
+
+def _params(trainer):
+    model = trainer.updater.get_optimizer('main').target
+    return {path: param.array.copy() for path, param in model.namedparams()}
+
+
+def _losses(trainer):
+    return [(e['iteration'], e['main/loss']) for e in trainer.get_extension('LogReport').log]
+
+
+@pytest.mark.parametrize('dropout', [0.0, 0.3], ids=['no_dropout', 'dropout'])
+def test_resume_continues_bit_for_bit(make_trainer, tmp_path, dropout):
+    """Shuffled SerialIterator, MomentumSGD, dropout (global RNG): stop at 9, go on to 20."""
+    numpy.random.seed(0)
+    whole = make_trainer(stop=(20, 'iteration'), dropout=dropout, out=tmp_path / 'whole')
+    whole.extend(LogReport(trigger=(1, 'iteration')))
+    whole.extend(snapshot(), trigger=(9, 'iteration'))
+    whole.run()
+
+    numpy.random.seed(123)  # a different global state: the snapshot must restore it
+    resumed = make_trainer(stop=(20, 'iteration'), dropout=dropout, out=tmp_path / 'resumed')
+    resumed.extend(LogReport(trigger=(1, 'iteration')))
+    npz.load_npz(tmp_path / 'whole' / 'snapshot_iter_9', resumed)
+    assert resumed.updater.iteration == 9
+    resumed.run()
+
+    assert _losses(resumed) == _losses(whole)  # exact equality: bit-for-bit
+    expected = _params(whole)
+    for path, array in _params(resumed).items():
+        numpy.testing.assert_array_equal(array, expected[path], err_msg=path)
+
+
+def test_snapshot_file_holds_trainer_state(make_trainer, tmp_path):
+    trainer = make_trainer(stop=(4, 'iteration'))
+    trainer.extend(snapshot('snap_{.updater.iteration}.npz'), trigger=(2, 'iteration'))
+    trainer.run()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['snap_2.npz', 'snap_4.npz']
+    keys = set(npz.read_npz(tmp_path / 'snap_4.npz'))
+    for key in ('updater/iteration', 'updater/iterator:main/order', 'updater/model:main/l1/W',
+                'updater/optimizer:main/t', 'updater/optimizer:main/l1/W/v', 'elapsed_time',
+                'numpy_random/keys'):
+        assert key in keys
+
+
+def test_n_retains_keeps_the_newest(make_trainer, tmp_path):
+    trainer = make_trainer(stop=(5, 'iteration'))
+    trainer.extend(snapshot(n_retains=2), trigger=(1, 'iteration'))
+    trainer.run()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['snapshot_iter_4', 'snapshot_iter_5']
+
+
+def test_condition_and_target(make_trainer, tmp_path):
+    trainer = make_trainer(stop=(3, 'iteration'))
+    model = trainer.updater.get_optimizer('main').target
+    calls = []
+    trainer.extend(snapshot('model_{.updater.iteration}', target=model,
+                            condition=lambda: calls.append(1) or len(calls) == 2),
+                   trigger=(1, 'iteration'))
+    trainer.run()
+    assert [p.name for p in tmp_path.iterdir()] == ['model_2']
+    assert set(npz.read_npz(tmp_path / 'model_2')) == {'l1/W', 'l1/b', 'l2/W', 'l2/b'}
+
+
+def test_autoload_resumes_from_the_newest_snapshot(make_trainer, tmp_path):
+    first = make_trainer(stop=(6, 'iteration'))
+    first.extend(snapshot(autoload=True), trigger=(3, 'iteration'))
+    first.run()
+    second = make_trainer(stop=(8, 'iteration'))
+    ext = snapshot(autoload=True)
+    second.extend(ext, trigger=(3, 'iteration'))
+    second.run()
+    assert ext.loaded_from.endswith('snapshot_iter_6')
+    assert second.updater.iteration == 8
+
+
+def test_a_failing_save_leaves_no_file(make_trainer, tmp_path):
+    def broken_save(path, target):
+        with open(path, 'w') as handle:
+            handle.write('half')
+        raise OSError('disk full')
+
+    trainer = make_trainer(stop=(2, 'iteration'))
+    trainer.extend(snapshot(savefun=broken_save), trigger=(1, 'iteration'))
+    with pytest.raises(OSError, match='disk full'):
+        trainer.run()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_n_retains_is_checked():
+    with pytest.raises(ValueError, match='n_retains'):
+        snapshot(n_retains=0)
