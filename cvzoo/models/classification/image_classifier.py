@@ -13,6 +13,7 @@ This base gives it:
 import numpy
 
 import cvzoo.core.functions as F
+from cvzoo import transforms
 from cvzoo.core import backend, config
 from cvzoo.models import zoo
 from cvzoo.models.pickable_sequential_chain import PickableSequentialChain
@@ -69,8 +70,6 @@ class ImageClassifier(PickableSequentialChain):
 
     def prepare(self, img):
         """Preprocess one image as the preset says: (3, H, W) float32 -> (3, S, S) float32."""
-        from cvzoo import transforms  # noqa: PLC0415 - TODO(#4): top-level once transforms land
-
         preset = self.preset
         size = preset.size if isinstance(preset.size, tuple) else (preset.size, preset.size)
         if preset.crop_fraction:
