@@ -4,7 +4,8 @@ Recognition", ICLR 2015), with ChainerCV's layer names.
 Layers (all pickable): ``conv1_1, conv1_2, pool1, conv2_1, ..., conv5_3, pool5, fc6,
 fc6_relu, fc6_dropout, fc7, fc7_relu, fc7_dropout, fc8``. ``pool5`` ends with an
 adaptive average pooling to 7x7 as in torchvision (the identity for 224x224 input), so
-that any input of at least 32x32 fits ``fc6``.
+that any input of at least 32x32 fits ``fc6``. The 2x2 max poolings drop an odd last
+row or column as torchvision does (ChainerCV's ``cover_all`` keeps it; the same at 224).
 """
 
 import functools
@@ -41,7 +42,7 @@ def _adaptive_average_pooling_7x7(x):
 
 
 def _pool5(x):
-    return _adaptive_average_pooling_7x7(F.max_pooling_2d(x, 2, 2))
+    return _adaptive_average_pooling_7x7(F.max_pooling_2d(x, 2, 2, cover_all=False))
 
 
 @zoo.register('vgg16', task='classification')
@@ -88,7 +89,7 @@ class VGG16(image_classifier.ImageClassifier):
                     in_channels, channels, 3, 1, 1, **self._init_kwargs))
                 in_channels = channels
             pool = _pool5 if stage == 5 else functools.partial(F.max_pooling_2d, ksize=2,
-                                                               stride=2)
+                                                               stride=2, cover_all=False)
             setattr(self, f'pool{stage}', pool)
         self.fc6 = L.Linear(512 * 7 * 7, 4096, **self._init_kwargs)
         self.fc6_relu = F.relu
