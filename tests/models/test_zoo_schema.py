@@ -380,3 +380,62 @@ def test_real_darknet_files_through_the_mirror(shared_data, tmp_path, monkeypatc
     assert file_format.sniff_format(weights_path) == 'darknet_weights'
     assert pathlib.Path(cfg_path).read_text().startswith(
         (folder / 'yolo-fastest-voc.cfg').read_text()[:20])
+
+
+@pytest.mark.parametrize('sha256, ok', [
+    ('0676ba61', True), (SHA[:20], True), (zoo.UNPUBLISHED, True), ('0676ba6', False),
+    ('0676BA61', False), ('unknown', False),
+], ids=['prefix8', 'prefix20', 'unpublished', 'prefix7', 'upper_prefix', 'other_word'])
+def test_schema_sha256_forms(sha256, ok):
+    assert (zoo.schema_problems(_weights(sha256=sha256)) == []) == ok
+
+
+def _serve_with_hash(http_server, monkeypatch, tmp_path, sha256, content=b'weights' * 9):
+    (http_server.root / 'toy-1234.pth').write_bytes(content)
+    entry = _weights(url=http_server.url_for('toy-1234.pth'), sha256=sha256)
+    monkeypatch.setenv('CVZOO_HOME', str(tmp_path / 'home'))
+    monkeypatch.delenv('CVZOO_WEIGHTS_MIRROR', raising=False)
+    return entry, tmp_path / 'home' / 'weights' / 'toy-1234.pth'
+
+
+def test_published_prefix_is_checked(http_server, monkeypatch, tmp_path):
+    digest = hashlib.sha256(b'weights' * 9).hexdigest()
+    entry, cached = _serve_with_hash(http_server, monkeypatch, tmp_path, digest[:8])
+    assert zoo.fetch_weights(entry) == [str(cached)]
+    bad = dataclasses.replace(entry, sha256='0' * 8)
+    with pytest.raises(errors.DownloadError) as info:
+        zoo.fetch_weights(bad)
+    message = str(info.value)
+    assert entry.url in message and str(cached) in message and '00000000' in message
+    assert not cached.exists()
+
+
+def test_unpublished_hash_is_recorded_then_verified(http_server, monkeypatch, tmp_path,
+                                                    caplog):
+    entry, cached = _serve_with_hash(http_server, monkeypatch, tmp_path, zoo.UNPUBLISHED)
+    with caplog.at_level(logging.WARNING, logger=zoo.__name__):
+        zoo.fetch_weights(entry)
+    assert 'publishes no sha256' in caplog.text and 'trusting' in caplog.text
+    record = cached.with_name('toy-1234.pth.sha256')
+    assert record.read_text().strip() == hashlib.sha256(b'weights' * 9).hexdigest()
+    zoo.fetch_weights(entry)
+    assert http_server.count('toy-1234.pth') == 1
+    cached.write_bytes(b'weights')  # corrupt in the cache: fetched again, then verified
+    zoo.fetch_weights(entry)
+    assert http_server.count('toy-1234.pth') == 2 and cached.read_bytes() == b'weights' * 9
+    (http_server.root / 'toy-1234.pth').write_bytes(b'other' * 9)  # the source changed
+    cached.write_bytes(b'x')
+    with pytest.raises(errors.DownloadError, match='recorded at the first download'):
+        zoo.fetch_weights(entry)
+    assert not cached.exists()
+
+
+def test_prefix_entry_loads_and_caches_by_full_hash(http_server, pth_writer, rng, monkeypatch,
+                                                   tmp_path):
+    state, cached = _serve_toy(http_server, pth_writer, rng, monkeypatch, tmp_path)
+    full = Toy.weights['imagenet'].sha256
+    monkeypatch.setattr(Toy, 'weights', {
+        'imagenet': dataclasses.replace(Toy.weights['imagenet'], sha256=full[:8])})
+    _assert_loaded(Toy(pretrained_model='imagenet'), _reference(state))
+    stamp = npz_serializer.read_npz(cached.with_name('toy-1234.pth.cvzoo.npz'))[zoo._CACHE_KEY]
+    assert full in stamp.tobytes().decode()
