@@ -85,6 +85,17 @@ class SerialIterator:
     def previous_epoch_detail(self):
         return None if self._previous_epoch_detail < 0 else self._previous_epoch_detail
 
+    def get_state(self):
+        """The position, epoch counters, order and shuffling state, as a tuple."""
+        return (self.current_position, self.epoch, self.is_new_epoch,
+                self._previous_epoch_detail, self._order, self._rng.get_state())
+
+    def set_state(self, state):
+        """Restore a tuple from get_state() (the order array is shared, never mutated)."""
+        (self.current_position, self.epoch, self.is_new_epoch, self._previous_epoch_detail,
+         self._order, rng_state) = state
+        self._rng.set_state(rng_state)
+
     def serialize(self, serializer):
         """Save or load position, epoch, order and the shuffling state."""
         self.current_position = int(serializer('current_position', self.current_position))
