@@ -170,5 +170,6 @@ def test_against_torch(kwargs, rng):
     y.grad = gy
     y.backward()
     ty.backward(torch.tensor(gy))
-    for ours, theirs in ((y.array, ty), (xv.grad, tx.grad), (Wv.grad, tW.grad), (bv.grad, tb.grad)):
+    pairs = ((y.array, ty), (xv.grad, tx.grad), (Wv.grad, tW.grad), (bv.grad, tb.grad))
+    for ours, theirs in pairs:
         numpy.testing.assert_allclose(ours, theirs.detach().numpy(), rtol=1e-4, atol=1e-3)
