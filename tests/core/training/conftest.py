@@ -1,5 +1,7 @@
 """A tiny classifier, its data and a trainer factory shared by the training tests."""
 
+import types
+
 import numpy
 import pytest
 
@@ -54,3 +56,9 @@ def make_trainer(tmp_path):
         return trainer.Trainer(updater, stop, out=str(out or tmp_path))
 
     return build
+
+
+@pytest.fixture
+def toy():
+    """The toy model and data, for tests that build their own updater."""
+    return types.SimpleNamespace(TinyClassifier=TinyClassifier, make_dataset=make_dataset)
