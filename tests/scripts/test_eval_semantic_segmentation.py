@@ -9,6 +9,7 @@ import pytest
 
 from cvzoo.core.serializers import npz
 from cvzoo.evaluators.metrics.eval_semantic_segmentation import eval_semantic_segmentation
+from cvzoo.models.segmentation import evaluate
 from cvzoo.models.segmentation.espnet import espnet
 from cvzoo.utils import image
 
@@ -48,6 +49,7 @@ def test_folder_dataset_with_a_local_weight_file(script, tmp_path, rng, capsys, 
     out = capsys.readouterr().out
     assert 'on ' + str(root) + ': 2 images' in out
     assert 'mIoU' in out and 'pixel accuracy' in out and 'reported' not in out
+    assert evaluate.format_report(report, [str(k) for k in range(5)], {}) in out
     labels = [image.read_label(root / 'labels' / f'{i}.png') for i in range(2)]
     for label in labels:
         label[label == 255] = -1
@@ -58,12 +60,3 @@ def test_folder_dataset_with_a_local_weight_file(script, tmp_path, rng, capsys, 
     assert report['pixel_accuracy'] == pytest.approx(expected['pixel_accuracy'])
 
 
-def test_reported_scores_of_espnet(script):
-    assert script.reported_scores('espnet', 'camvid') == {
-        'miou': 0.5564, 'mean_class_accuracy': 0.6830}
-    assert script.reported_scores('espnet', '/some/file.npz') == {}
-
-
-def test_unknown_dataset_is_refused(script, tmp_path):
-    with pytest.raises(SystemExit, match='--dataset'):
-        script.build_dataset(str(tmp_path / 'nowhere'), None, None)
