@@ -100,7 +100,7 @@ def mobilenet_v3_large_state(rng, n_class=1000):
 
 def torch_mobilenet_v2(n_class=1000):
     """A plain-PyTorch MobileNetV2 with torchvision's module names (eval mode)."""
-    from torch import nn  # noqa: PLC0415 - torch is optional
+    from torch import nn  # torch is optional: imported only here
 
     def conv_bn_relu6(in_channels, out_channels, ksize, stride=1, groups=1):
         return nn.Sequential(
