@@ -223,3 +223,14 @@ def check_same_device(arrays, what: str) -> None:
                 f'{what}: inputs live on different devices, {first} and {device}; '
                 'move them with to_device() or F.copy() first'
             )
+
+
+def nccl_module():
+    """CuPy's NCCL binding, for the 'nccl' communicator of cvzoo.core.communicators.
+
+    Imports CuPy; raises RuntimeError naming the install command when it is absent.
+    """
+    _import_cupy()
+    from cupy.cuda import nccl  # lazily, like the rest of CuPy
+
+    return nccl

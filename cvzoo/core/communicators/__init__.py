@@ -1,0 +1,1 @@
+"""Multi-process data parallelism on MPI (and NCCL for GPU all-reduce)."""

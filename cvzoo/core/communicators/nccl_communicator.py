@@ -1,0 +1,76 @@
+"""NcclCommunicator: GPU all-reduce and broadcast through NCCL; MPI for everything else.
+
+NOTE: written against the NCCL binding of the GPU array module (reached only through
+``backend.nccl_module()``) and untested here: this machine has no GPU.
+"""
+
+import numpy
+
+from cvzoo.core import backend
+from cvzoo.core.communicators import mpi_communicator
+
+_NCCL_DTYPES = {numpy.dtype(numpy.float16): 'NCCL_FLOAT16',
+                numpy.dtype(numpy.float32): 'NCCL_FLOAT32',
+                numpy.dtype(numpy.float64): 'NCCL_FLOAT64'}
+# NCCL runs on the default stream of the current device (handle 0).
+_DEFAULT_STREAM = 0
+
+
+class NcclCommunicator(mpi_communicator.MpiCommunicator):
+    """Like MpiCommunicator, but gradients and parameters stay on the GPU.
+
+    Every rank must have put its model on its own GPU (``'cuda:%d' % comm.intra_rank``)
+    before the first call. Rank 0 makes the NCCL id and MPI broadcasts it.
+
+    Args:
+        mpi_comm: an mpi4py communicator (default ``MPI.COMM_WORLD``).
+        allreduce_grad_dtype: None or ``numpy.float16`` (gradients cast for the
+            all-reduce, then cast back).
+    """
+
+    def __init__(self, mpi_comm=None, allreduce_grad_dtype=None):
+        super().__init__(mpi_comm, allreduce_grad_dtype)
+        self.nccl = backend.nccl_module()
+        unique_id = self.nccl.get_unique_id() if self.rank == 0 else None
+        unique_id = self.bcast_obj(unique_id)
+        self.nccl_comm = self.nccl.NcclCommunicator(self.size, unique_id, self.rank)
+
+    def _dtype_code(self, dtype):
+        if numpy.dtype(dtype) not in _NCCL_DTYPES:
+            raise TypeError(f'nccl: expected a float16/32/64 array, got {dtype}')
+        return getattr(self.nccl, _NCCL_DTYPES[numpy.dtype(dtype)])
+
+    def bcast_data(self, model):
+        """Overwrite every initialised parameter with rank 0's value, on the GPU."""
+        for _, param in mpi_communicator._sorted_params(model, with_grad=False):
+            array = param.array
+            self.nccl_comm.bcast(array.data.ptr, array.size, self._dtype_code(array.dtype), 0,
+                                 _DEFAULT_STREAM)
+
+    def allreduce_grad(self, model, zero_fill=False):
+        """Replace every gradient by its mean over the ranks, on the GPU."""
+        if zero_fill:
+            for _, param in mpi_communicator._sorted_params(model, with_grad=False):
+                if param.grad is None:
+                    param.grad = param.xp.zeros_like(param.array)
+        params = [p for _, p in mpi_communicator._sorted_params(model, with_grad=True)]
+        if not params:
+            return
+        xp = params[0].xp
+        dtype = self.allreduce_grad_dtype or params[0].grad.dtype
+        buffer = xp.concatenate([p.grad.ravel().astype(dtype, copy=False) for p in params])
+        self.nccl_comm.allReduce(buffer.data.ptr, buffer.data.ptr, buffer.size,
+                                 self._dtype_code(dtype), self.nccl.NCCL_SUM, _DEFAULT_STREAM)
+        buffer = buffer.astype(numpy.float32) / self.size
+        offset = 0
+        for param in params:
+            part = buffer[offset:offset + param.grad.size].reshape(param.grad.shape)
+            param.grad[...] = part.astype(param.grad.dtype)
+            offset += param.grad.size
+
+    def finalize(self):
+        """Destroy the NCCL communicator, then free the MPI ones."""
+        if self.nccl_comm is not None:
+            self.nccl_comm.destroy()
+            self.nccl_comm = None
+        super().finalize()

@@ -1,0 +1,141 @@
+"""Run by test_mpi.py under ``mpiexec -n 2 python mpi_worker.py CASE OUT``.
+
+Cases: train (multi-node optimizer + Trainer), evaluate (multi-node evaluator),
+download (file lock: one rank downloads), raise (rank 1 fails while rank 0 waits).
+The ``reference_*`` functions compute the single-process answers; the test imports them.
+"""
+
+import json
+import os
+import sys
+
+import numpy
+
+import cvzoo.core.functions as F
+import cvzoo.core.links as L
+from cvzoo.core import optimizers
+from cvzoo.core.serializers import npz
+
+N_EXAMPLES, BATCH, N_STEPS = 32, 4, 6
+
+
+class MLP(L.Chain):
+    def __init__(self, seed):
+        super().__init__()
+        rng = numpy.random.RandomState(seed)
+        with self.init_scope():
+            self.l1 = L.Linear(5, 16, initialW=rng.randn(16, 5).astype(numpy.float32) * 0.5)
+            self.l2 = L.Linear(16, 3, initialW=rng.randn(3, 16).astype(numpy.float32) * 0.5)
+
+    def forward(self, x, t):
+        return F.softmax_cross_entropy(self.l2(F.relu(self.l1(x))), t)
+
+
+def make_dataset():
+    rng = numpy.random.RandomState(1)
+    x = rng.randn(N_EXAMPLES, 5).astype(numpy.float32)
+    t = (x @ rng.randn(5, 3)).argmax(axis=1).astype(numpy.int32)
+    return [(x[i], t[i]) for i in range(N_EXAMPLES)]
+
+
+class FirstPixel:
+    """A fixed 'classifier': one-hot of the image's first pixel value."""
+
+    def predict(self, imgs):
+        return numpy.stack([numpy.eye(3, dtype=numpy.float32)[int(img[0, 0, 0]) % 3]
+                            for img in imgs])
+
+
+def make_eval_dataset():
+    labels = [0, 1, 2, 0, 1, 1, 2, 0, 0]  # 9 examples: shares of 5 and 4
+    return [(numpy.full((3, 2, 2), k % 3, numpy.float32), numpy.int32(label))
+            for k, label in enumerate(labels)]
+
+
+def reference_train():
+    """One process, the doubled batch: rank 0's part then rank 1's part of each step."""
+    model = MLP(seed=0)
+    optimizer = optimizers.MomentumSGD(lr=0.1).setup(model)
+    data = make_dataset()
+    half = N_EXAMPLES // 2
+    for step in range(N_STEPS):
+        rows = [rank * half + (step * BATCH + j) % half for rank in (0, 1) for j in range(BATCH)]
+        x = numpy.stack([data[i][0] for i in rows])
+        t = numpy.array([data[i][1] for i in rows])
+        optimizer.update(model, x, t)
+    return {path: p.array for path, p in model.namedparams()}
+
+
+def reference_evaluate():
+    from cvzoo.evaluators import ClassificationEvaluator
+
+    return ClassificationEvaluator(make_eval_dataset(), FirstPixel(), quiet=True).evaluate()
+
+
+def run_train(comm, out):
+    from cvzoo.core.communicators.multi_node_optimizer import create_multi_node_optimizer
+    from cvzoo.core.communicators.scatter_dataset import scatter_dataset
+    from cvzoo.core.training.iterators.serial_iterator import SerialIterator
+    from cvzoo.core.training.trainer import Trainer
+    from cvzoo.core.training.updaters.standard_updater import StandardUpdater
+
+    model = MLP(seed=comm.rank)  # different on each rank: bcast_data must fix it
+    optimizer = create_multi_node_optimizer(
+        optimizers.MomentumSGD(lr=0.1).setup(model), comm)
+    shard = scatter_dataset(make_dataset(), comm)
+    iterator = SerialIterator(shard, BATCH, shuffle=False)
+    trainer = Trainer(StandardUpdater(iterator, optimizer), (N_STEPS, 'iteration'),
+                      out=os.path.join(out, f'rank{comm.rank}'))
+    trainer.run()
+    npz.save_npz(os.path.join(out, f'params_rank{comm.rank}.npz'), model)
+
+
+def run_evaluate(comm, out):
+    from cvzoo.core.communicators.multi_node_evaluator import create_multi_node_evaluator
+    from cvzoo.core.communicators.scatter_dataset import scatter_dataset
+    from cvzoo.evaluators import ClassificationEvaluator
+
+    shard = scatter_dataset(make_eval_dataset(), comm, force_equal_length=False)
+    evaluator = ClassificationEvaluator(shard, FirstPixel(), quiet=True)
+    report = create_multi_node_evaluator(evaluator, comm).evaluate()
+    local = evaluator.evaluate()
+    with open(os.path.join(out, f'evaluate_rank{comm.rank}.json'), 'w') as handle:
+        json.dump({'report': report, 'local': local, 'n': len(shard)}, handle)
+
+
+def run_download(comm, out):
+    from cvzoo.utils import download
+
+    original = download.download
+
+    def counting_download(*args, **kwargs):
+        with open(os.path.join(out, 'downloads.txt'), 'a') as handle:
+            handle.write(f'{comm.rank}\n')
+        return original(*args, **kwargs)
+
+    download.download = counting_download
+    source = os.path.join(out, 'weights.bin')
+    path = download.cached_download(source, download.sha256_of(source), quiet=True)
+    with open(os.path.join(out, f'download_rank{comm.rank}.txt'), 'w') as handle:
+        handle.write(str(path))
+
+
+def run_raise(comm, out):
+    if comm.rank == 1:
+        raise RuntimeError('rank 1 failed on purpose')
+    comm.allreduce_obj(1)  # would wait for ever without the abort hook
+
+
+def main():
+    from cvzoo.core.communicators.create_communicator import create_communicator
+
+    case, out = sys.argv[1], sys.argv[2]
+    comm = create_communicator('mpi')
+    {'train': run_train, 'evaluate': run_evaluate, 'download': run_download,
+     'raise': run_raise}[case](comm, out)
+    comm.barrier()
+    comm.finalize()
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,90 @@
+"""Multi-process tests: run mpi_worker.py under ``mpiexec -n 2`` and check the results.
+
+Skipped when mpi4py or mpiexec is absent (``pip install 'cvzoo[mpi]'``).
+"""
+
+import importlib.util
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import numpy
+import pytest
+
+from cvzoo.core.serializers import npz
+
+pytest.importorskip('mpi4py')
+
+WORKER = pathlib.Path(__file__).with_name('mpi_worker.py')
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+
+
+def _mpiexec():
+    beside_python = pathlib.Path(sys.executable).with_name('mpiexec')
+    return str(beside_python) if beside_python.exists() else shutil.which('mpiexec')
+
+
+def _worker_module():
+    spec = importlib.util.spec_from_file_location('mpi_worker', WORKER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(case, out, timeout=120):
+    mpiexec = _mpiexec()
+    if mpiexec is None:
+        pytest.skip('mpiexec is absent')
+    command = [mpiexec, '-n', '2', '--oversubscribe']
+    if hasattr(os, 'geteuid') and os.geteuid() == 0:
+        command.append('--allow-run-as-root')
+    env = dict(os.environ, OMPI_MCA_btl_vader_single_copy_mechanism='none',
+               OMPI_MCA_rmaps_base_oversubscribe='1', PYTHONPATH=str(ROOT),
+               CVZOO_HOME=str(out / 'home'), OMP_NUM_THREADS='1')
+    command += [sys.executable, str(WORKER), case, str(out)]
+    return subprocess.run(command, check=False, env=env, capture_output=True, text=True,
+                          timeout=timeout, cwd=str(ROOT))
+
+
+def _check(result):
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_two_ranks_equal_one_process_with_the_doubled_batch(tmp_path):
+    _check(_run('train', tmp_path))
+    expected = _worker_module().reference_train()
+    for rank in (0, 1):
+        params = npz.read_npz(tmp_path / f'params_rank{rank}.npz')
+        for path, array in expected.items():
+            numpy.testing.assert_allclose(params[path[1:]], array, rtol=1e-5, atol=1e-6,
+                                          err_msg=f'rank {rank} {path}')
+
+
+def test_a_failing_rank_takes_the_job_down(tmp_path):
+    result = _run('raise', tmp_path, timeout=60)
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert 'rank 1 failed on purpose' in output and 'rank 1 of 2' in output
+
+
+def test_two_rank_evaluator_equals_one_process(tmp_path):
+    _check(_run('evaluate', tmp_path))
+    expected = _worker_module().reference_evaluate()
+    reports = [json.loads((tmp_path / f'evaluate_rank{r}.json').read_text()) for r in (0, 1)]
+    assert [r['n'] for r in reports] == [5, 4]
+    for report in reports:
+        assert report['report'] == pytest.approx(expected)
+    # the shares' own scores differ, so a plain mean of them would be wrong
+    assert reports[0]['local']['top1'] != reports[1]['local']['top1']
+
+
+def test_one_rank_downloads_the_other_waits(tmp_path):
+    (tmp_path / 'weights.bin').write_bytes(os.urandom(1000))
+    _check(_run('download', tmp_path))
+    assert (tmp_path / 'downloads.txt').read_text().count('\n') == 1
+    paths = {(tmp_path / f'download_rank{r}.txt').read_text() for r in (0, 1)}
+    assert len(paths) == 1
+    assert pathlib.Path(paths.pop()).read_bytes() == (tmp_path / 'weights.bin').read_bytes()
