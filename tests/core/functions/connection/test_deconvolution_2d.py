@@ -2,7 +2,6 @@ import numpy
 import pytest
 
 import cvzoo.core.functions as F
-from cvzoo.core.functions.connection import correlation
 from cvzoo.core.variable import Variable
 from cvzoo.testing import check_function
 
@@ -59,16 +58,8 @@ CASES = {
 }
 
 
-@pytest.fixture(params=['per_image', 'channel_major'])
-def layout(request, monkeypatch):
-    # Both matrix layouts of correlation.py, whatever the image size.
-    threshold = 1 if request.param == 'per_image' else 10 ** 9
-    monkeypatch.setattr(correlation, '_PER_IMAGE_MIN_PIXELS', threshold)
-    return request.param
-
-
 @pytest.mark.parametrize('case', CASES.values(), ids=list(CASES))
-def test_deconvolution_2d(case, layout, rng):
+def test_deconvolution_2d(case, rng):
     x_shape, w_shape, kwargs, with_bias, double_backward = case
     groups = kwargs.get('groups', 1)
     inputs = [rng.normal(size=x_shape), rng.normal(size=w_shape)]
