@@ -2,9 +2,9 @@
 
 Made for cvzoo's training proof on generated shapes and for quick experiments on small
 datasets: a 96x96 input (by default), a plain stack of 3x3 convolutions with batch
-normalisation (no pretrained backbone), four feature maps
-(12, 6, 3 and 2 for 96x96) and the SSD300 heads, anchors, box coder, loss and augmentation. Each map has
-anchors of aspect ratios 1 (two sizes) and 2 (wide and tall): 6 per location.
+normalisation (no pretrained backbone), four feature maps (12, 6, 3 and 2 for 96x96),
+and SSD's heads, box coder, loss and augmentation. Each map has anchors of aspect
+ratio 1 (two sizes) and 2 (wide and tall): 4 per location.
 """
 
 import numpy
