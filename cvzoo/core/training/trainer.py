@@ -5,6 +5,7 @@ import time
 
 import numpy
 
+from cvzoo.core.serializers import serializer as serializer_module
 from cvzoo.core.training import extension as extension_module
 from cvzoo.core.training import reporter as reporter_module
 from cvzoo.core.training import triggers
@@ -117,7 +118,13 @@ class Trainer:
                 entry.extension.serialize(extensions[name])
             if hasattr(entry.trigger, 'serialize'):
                 entry.trigger.serialize(extensions[name + '/trigger'])
-        self._elapsed_before = float(serializer('elapsed_time', self.elapsed_time))
+        elapsed = float(serializer('elapsed_time', self.elapsed_time))
+        if isinstance(serializer, serializer_module.Deserializer):
+            # NOTE: only loading sets the clock; saving during run() must not add the time
+            # so far onto itself (it did: every snapshot doubled elapsed_time).
+            self._elapsed_before = elapsed
+            if self._start_time is not None:
+                self._start_time = time.time()
         _serialize_global_rng(serializer['numpy_random'])
 
 

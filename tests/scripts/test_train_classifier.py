@@ -1,0 +1,67 @@
+"""scripts/train_classifier.py: a smoke run on a tiny folder dataset, and the digits proof."""
+
+import importlib.util
+import json
+import pathlib
+import time
+
+import numpy
+import pytest
+from PIL import Image
+
+SCRIPT = pathlib.Path(__file__).resolve().parents[2] / 'scripts' / 'train_classifier.py'
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location('train_classifier', SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _make_folder_dataset(root, n_per_class=6):
+    rng = numpy.random.RandomState(0)
+    for k, name in enumerate(('circle', 'square')):
+        (root / name).mkdir(parents=True)
+        for i in range(n_per_class):
+            img = (rng.rand(12, 12, 3) * 60 + 100 * k).astype(numpy.uint8)
+            Image.fromarray(img).save(root / name / f'{i}.png')
+
+
+def test_smoke_on_a_folder_writes_log_plots_and_snapshots(tmp_path, capsys):
+    _make_folder_dataset(tmp_path / 'data')
+    out = tmp_path / 'out'
+    result = _script().main(['--dataset', str(tmp_path / 'data'), '--iteration', '4',
+                             '--batchsize', '4', '--insize', '8', '--out', str(out)])
+    assert 0.0 <= result['validation/main/top1'] <= 1.0
+    log = [json.loads(line) for line in (out / 'log').read_text().splitlines()]
+    assert [e['iteration'] for e in log] == [1, 2, 3, 4]
+    assert {'main/loss', 'lr', 'validation/main/top1'} <= set(log[-1])
+    with Image.open(out / 'loss.png') as img:
+        assert img.size == (640, 480)
+    assert sorted(p.name for p in out.glob('snapshot_iter_*')) == ['snapshot_iter_3',
+                                                                   'snapshot_iter_4']
+    assert (out / 'model.npz').exists()
+    assert 'validation top1' in capsys.readouterr().out
+
+
+def test_resume_continues_from_the_snapshot(tmp_path):
+    _make_folder_dataset(tmp_path / 'data')
+    args = ['--dataset', str(tmp_path / 'data'), '--batchsize', '4', '--insize', '8']
+    _script().main(args + ['--iteration', '4', '--out', str(tmp_path / 'whole')])
+    _script().main(args + ['--iteration', '4', '--out', str(tmp_path / 'resumed'),
+                           '--resume', str(tmp_path / 'whole' / 'snapshot_iter_3')])
+    whole = [json.loads(line) for line in (tmp_path / 'whole' / 'log').read_text().splitlines()]
+    resumed = [json.loads(line)
+               for line in (tmp_path / 'resumed' / 'log').read_text().splitlines()]
+    assert [e['main/loss'] for e in resumed] == [e['main/loss'] for e in whole]
+
+
+@pytest.mark.slow
+def test_digits_reach_97_percent_in_under_5_minutes(tmp_path):
+    pytest.importorskip('sklearn')
+    start = time.monotonic()
+    result = _script().main(['--dataset', 'digits', '--epoch', '12', '--out', str(tmp_path)])
+    elapsed = time.monotonic() - start
+    assert result['validation/main/top1'] >= 0.97
+    assert elapsed < 300
