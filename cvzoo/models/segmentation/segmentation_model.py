@@ -4,7 +4,8 @@ A semantic segmenter subclass builds its layers, implements ``forward(x)`` retur
 (B, C, h, w) class scores, and ``reset_head(n_class)``. This base gives it:
 
 - ``predict(imgs)``: DESIGN.md's semantic segmentation contract. Each image is resized
-  to the preset's size, standardised with its mean/std and put in the channel order
+  to the preset's size (unless ``resize_input`` is False: the network then sees each
+  image at its own size, as SegNet's evaluation does), standardised with its mean/std and put in the channel order
   the network takes (``channel_order``); the scores are resized back to the image's
   own size (bilinear, half-pixel centres) and the arg max over the first ``n_class``
   channels is the label;
@@ -48,10 +49,12 @@ class SegmentationModel(L.Chain):
         channel_order (str): 'rgb' or 'bgr', the order of the channels the network
             takes (the weights' training order); predict() flips after standardising.
         label_names (tuple of str or None): class names of the loaded weights.
+        resize_input (bool): resize images to ``preset.size`` before the network.
     """
 
     preset = None
     channel_order = 'rgb'
+    resize_input = True
     label_names = None
     n_class = None
 
@@ -79,10 +82,10 @@ class SegmentationModel(L.Chain):
             img (numpy.ndarray): (3, H, W) float32, RGB in [0, 255].
 
         Returns:
-            numpy.ndarray: (3, h, w) float32 with (h, w) the preset's size.
+            numpy.ndarray: (3, h, w) float32, (h, w) = :meth:`input_size` of the image.
         """
         preset = self.preset
-        size = preset.size if isinstance(preset.size, tuple) else (preset.size,) * 2
+        size = self.input_size(img)
         img = numpy.asarray(img, numpy.float32)
         if img.shape[1:] != size:
             img = F.resize_images(img[None], size, mode=preset.interpolation,
@@ -96,6 +99,25 @@ class SegmentationModel(L.Chain):
         if self.channel_order == 'bgr':
             img = img[::-1]
         return numpy.ascontiguousarray(img, numpy.float32)
+
+    def input_size(self, img):
+        """(h, w) at which the network sees ``img``: the preset's, or its own."""
+        if not self.resize_input:
+            return tuple(img.shape[1:])
+        size = self.preset.size
+        return size if isinstance(size, tuple) else (size, size)
+
+    def _batches(self, imgs, batchsize):
+        """Consecutive runs of at most ``batchsize`` images of one input size."""
+        batch = []
+        for img in imgs:
+            full = len(batch) == batchsize
+            if batch and (full or self.input_size(batch[0]) != self.input_size(img)):
+                yield batch
+                batch = []
+            batch.append(img)
+        if batch:
+            yield batch
 
     def scores_to_label(self, score, size):
         """Turn one image's (1, C, h, w) scores into its (H, W) int32 label map.
@@ -125,8 +147,7 @@ class SegmentationModel(L.Chain):
         imgs = [image_utils.as_chw_image(img) for img in imgs]
         labels = []
         with config.using_config('train', False), config.no_backprop_mode():
-            for start in range(0, len(imgs), batchsize):
-                chunk = imgs[start:start + batchsize]
+            for chunk in self._batches(imgs, batchsize):
                 x = numpy.stack([self.prepare(img) for img in chunk])
                 scores = self.forward(backend.to_device(x, self.device))
                 for i, img in enumerate(chunk):
