@@ -230,7 +230,9 @@ def _head_options(options, kind, where):
         raise errors.CorruptFileError(f'{where}: new_coords=1 and coords != 4 are not '
                                       'supported')
     return {'kind': kind, 'n_class': classes, 'anchors': anchors[mask],
-            'scale_x_y': float(options.get('scale_x_y', 1.0))}
+            'scale_x_y': float(options.get('scale_x_y', 1.0)), 'mask': tuple(mask),
+            'all_anchors': anchors,
+            'ignore_thresh': float(options.get('ignore_thresh', 0.5))}
 
 
 def build_head(options, index, channels, kind):

@@ -1,0 +1,122 @@
+"""YOLOv3 loss: targets by hand, the four terms against a loop reference, the TrainChain."""
+
+import math
+
+import numpy
+import pytest
+
+from cvzoo.core import optimizers
+from cvzoo.core.variable import Variable
+from cvzoo.models.detection.darknet import yolo_loss
+from cvzoo.models.detection.darknet.darknet_detector import DarknetDetector
+from cvzoo.models.detection.darknet.train_chain import YOLOTrainChain
+
+HEAD = {'kind': 'yolo', 'n_class': 3, 'anchors': numpy.array([[16.0, 16.0], [40.0, 24.0]]),
+        'all_anchors': numpy.array([[4.0, 4.0], [16.0, 16.0], [40.0, 24.0]]),
+        'mask': (1, 2), 'scale_x_y': 1.0, 'ignore_thresh': 0.5, 'insize': (64, 64)}
+
+
+def test_targets_by_hand():
+    # a 36 x 20 px box centred at (22, 50) of a 64 x 64 input: best anchor 2 (40 x 24),
+    # the second of this head; on a 4 x 4 grid its centre is in column 1, row 3.
+    bbox = numpy.array([[4, 40, 40, 60]], numpy.float64) / 64
+    small = numpy.array([[0, 0, 4, 4]], numpy.float64) / 64  # anchor 0: another head's
+    targets = yolo_loss.assign_targets(HEAD, (4, 4), [bbox, small], [[2], [0]])
+    assert targets['assigned'].sum() == 1 and targets['assigned'][0, 3, 1, 1]
+    numpy.testing.assert_allclose(targets['xy'][0, 3, 1, 1], [22 / 16 - 1, 50 / 16 - 3])
+    numpy.testing.assert_allclose(targets['wh'][0, 3, 1, 1],
+                                  [math.log(36 / 40), math.log(20 / 24)], rtol=1e-6)
+    numpy.testing.assert_allclose(targets['scale'][0, 3, 1, 1], 2 - (36 / 64) * (20 / 64))
+    numpy.testing.assert_array_equal(targets['cls'][0, 3, 1, 1], [0, 0, 1])
+
+
+def _sigmoid(v):
+    return 1 / (1 + numpy.exp(-v))
+
+
+def _bce(x, t):
+    return numpy.log1p(numpy.exp(-abs(x))) + max(x, 0) - x * t
+
+
+def _loop_loss(raw, head, bboxes, labels):
+    """The four terms with loops over images, cells and anchors."""
+    B, _, h, w = raw.shape
+    targets = yolo_loss.assign_targets(head, (h, w), bboxes, labels)
+    total = numpy.zeros(4)
+    for b in range(B):
+        for j in range(h):
+            for i in range(w):
+                for a, (anchor_w, anchor_h) in enumerate(head['anchors']):
+                    t = raw[b, a * 8:(a + 1) * 8, j, i]
+                    if targets['assigned'][b, j, i, a]:
+                        s = targets['scale'][b, j, i, a]
+                        total[0] += s * ((_sigmoid(t[:2]) - targets['xy'][b, j, i, a]) ** 2).sum()
+                        total[1] += s * ((t[2:4] - targets['wh'][b, j, i, a]) ** 2).sum()
+                        total[2] += _bce(t[4], 1)
+                        total[3] += sum(_bce(t[5 + c], targets['cls'][b, j, i, a, c])
+                                        for c in range(3))
+                        continue
+                    x = (i + _sigmoid(t[0])) / w
+                    y = (j + _sigmoid(t[1])) / h
+                    half = numpy.exp(t[2:4]) * [anchor_w, anchor_h] / 64 / 2
+                    box = [x - half[0], y - half[1], x + half[0], y + half[1]]
+                    best = max([_iou(box, gt) for gt in bboxes[b]] + [0])
+                    if best <= head['ignore_thresh']:
+                        total[2] += _bce(t[4], 0)
+    return total / B
+
+
+def _iou(a, b):
+    inter = max(min(a[2], b[2]) - max(a[0], b[0]), 0) * max(min(a[3], b[3]) - max(a[1], b[1]), 0)
+    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
+
+
+def test_terms_match_loop_reference(rng):
+    raw = rng.standard_normal((2, 16, 4, 4))
+    raw[:, 2:4] *= 0.2
+    raw[:, 10:12] *= 0.2
+    bboxes = [numpy.array([[4, 40, 40, 60], [10, 6, 50, 30], [30, 30, 33, 34]]) / 64,
+              numpy.array([[20, 20, 60, 44]]) / 64]
+    labels = [numpy.array([2, 0, 1]), numpy.array([1])]
+    terms = yolo_loss.yolo_head_loss(Variable(raw), HEAD, bboxes, labels)
+    expected = _loop_loss(raw, HEAD, bboxes, labels)
+    numpy.testing.assert_allclose([float(t.array) for t in terms], expected, rtol=1e-6)
+    assert expected[2] > 0 and expected[0] > 0
+
+
+@pytest.fixture
+def chain(tiny_cfg):
+    return YOLOTrainChain(DarknetDetector(tiny_cfg()))
+
+
+def _batch(rng):
+    x = rng.uniform(0, 1, (2, 3, 32, 32)).astype(numpy.float32)
+    bboxes = [numpy.array([[2, 3, 20, 25], [10, 10, 14, 16]], numpy.float32),
+              numpy.zeros((0, 4), numpy.float32)]
+    labels = [numpy.array([0, 1], numpy.int32), numpy.zeros(0, numpy.int32)]
+    return x, bboxes, labels
+
+
+def test_train_chain_loss_and_gradients(chain, rng):
+    loss = chain(*_batch(rng))
+    assert loss.shape == () and loss.dtype == numpy.float32 and numpy.isfinite(loss.array)
+    chain.cleargrads()
+    loss.backward()
+    for name, param in chain.namedparams():
+        assert param.grad is not None and numpy.isfinite(param.grad).all(), name
+        assert numpy.abs(param.grad).max() > 0, name
+
+
+def test_a_few_steps_lower_the_loss(chain, rng):
+    batch = _batch(rng)
+    optimizer = optimizers.Adam(alpha=1e-2)
+    optimizer.setup(chain)
+    first = float(chain(*batch).array)
+    for _ in range(15):
+        optimizer.update(chain, *batch)
+    assert float(chain(*batch).array) < 0.7 * first
+
+
+def test_region_heads_are_refused(tiny_cfg):
+    with pytest.raises(ValueError, match='region'):
+        YOLOTrainChain(DarknetDetector(tiny_cfg('region')))
