@@ -387,9 +387,11 @@ def _sha256_of_file(path):
 
 
 def _cache_path(path, source_sha256):
-    beside = path + '.cvzoo.npz'
-    if os.access(os.path.dirname(os.path.abspath(path)), os.W_OK):
-        return beside
+    """Where the converted copy of ``path`` is cached: beside it inside $CVZOO_HOME, else
+    under $CVZOO_HOME/converted (cvzoo never writes into a user's or a mirror's folder)."""
+    home = os.path.realpath(paths.cvzoo_home())
+    if os.path.realpath(path).startswith(home + os.sep):
+        return path + '.cvzoo.npz'
     name = f'{os.path.basename(path)}.{source_sha256[:16]}.cvzoo.npz'
     return os.fspath(paths.cvzoo_home() / 'converted' / name)
 

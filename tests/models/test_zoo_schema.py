@@ -194,6 +194,18 @@ def _assert_loaded(model, expected):
         numpy.testing.assert_array_equal(getattr(getattr(model, name), param).array, value)
 
 
+@pytest.fixture(autouse=True)
+def _home(tmp_path, monkeypatch):
+    monkeypatch.setenv('CVZOO_HOME', str(tmp_path / 'home'))
+
+
+def _converted(tmp_path, name):
+    """The converted cache of a local file outside $CVZOO_HOME (which is tmp_path/home)."""
+    found = list((tmp_path / 'home' / 'converted').glob(f'{name}.*.cvzoo.npz'))
+    assert len(found) <= 1
+    return found[0] if found else tmp_path / 'home' / 'converted' / f'{name}.missing'
+
+
 def test_load_cvzoo_npz_without_conversion(tmp_path, rng):
     source = Toy()
     for param in source.params():
@@ -216,7 +228,8 @@ def test_load_torch_converts_once_and_caches(tmp_path, rng, pth_writer, monkeypa
                         lambda *args: reads.append(args) or real_read(*args))
     model = Toy(pretrained_model=str(path))
     _assert_loaded(model, _reference(state))
-    assert len(reads) == 1 and (tmp_path / 'toy.pth.cvzoo.npz').exists()
+    assert len(reads) == 1 and _converted(tmp_path, 'toy.pth').exists()
+    assert not (tmp_path / 'toy.pth.cvzoo.npz').exists()  # never beside a user's file
     _assert_loaded(Toy(pretrained_model=path), _reference(state))
     assert len(reads) == 1  # the second load read the cache, not the .pth
     zoo.load_weights(Toy(), path, source='torchvision')
@@ -233,7 +246,7 @@ def test_corrupt_cache_is_converted_again(tmp_path, rng, pth_writer, caplog):
     path = tmp_path / 'toy.pth'
     _write_pth(path, pth_writer, state)
     Toy(pretrained_model=path)
-    cache = tmp_path / 'toy.pth.cvzoo.npz'
+    cache = _converted(tmp_path, 'toy.pth')
     cache.write_bytes(cache.read_bytes()[:50])
     with caplog.at_level(logging.WARNING, logger=zoo.__name__):
         _assert_loaded(Toy(pretrained_model=path), _reference(state))
@@ -241,9 +254,7 @@ def test_corrupt_cache_is_converted_again(tmp_path, rng, pth_writer, caplog):
     assert npz_serializer.read_npz(cache)['fc/W'].shape == (3, 2)
 
 
-def test_unwritable_folder_caches_in_cvzoo_home(tmp_path, rng, pth_writer, monkeypatch):
-    monkeypatch.setenv('CVZOO_HOME', str(tmp_path / 'home'))
-    monkeypatch.setattr(zoo.os, 'access', lambda path, mode: False)
+def test_local_file_outside_home_is_cached_in_cvzoo_home(tmp_path, rng, pth_writer):
     _write_pth(tmp_path / 'toy.pth', pth_writer, _torch_state(rng))
     Toy(pretrained_model=tmp_path / 'toy.pth')
     assert len(list((tmp_path / 'home' / 'converted').glob('toy.pth.*.cvzoo.npz'))) == 1
@@ -327,7 +338,7 @@ def test_real_weights_load_through_a_local_path(shared_data, tmp_path):
     shutil.copyfile(shared_data / 'weights' / 'squeezenet1_1_deepscale.pth', tmp_path / 's.pth')
     arrays = zoo._converted_arrays(link.Chain(), str(tmp_path / 's.pth'), 'torch', 'x' * 64)
     assert arrays['features.0.weight'].shape == (64, 3, 3, 3)
-    assert (tmp_path / 's.pth.cvzoo.npz').exists()
+    assert _converted(tmp_path, 's.pth').exists()
 
 
 def _serve_toy(http_server, pth_writer, rng, monkeypatch, tmp_path):
