@@ -72,8 +72,9 @@ def median_time(func, repeat):
 
 
 def print_header(title, args):
-    print(f'\n## {title}  (cores: {os.cpu_count()}, numpy {numpy.__version__}, '
-          f'median of {args.repeat} runs after a warm-up)\n')
+    load = ', '.join(f'{value:.1f}' for value in os.getloadavg())
+    print(f'\n## {title}  (cores: {os.cpu_count()}, load average {load}, numpy '
+          f'{numpy.__version__}, median of {args.repeat} runs after a warm-up)\n')
 
 
 def section_matmul(args):

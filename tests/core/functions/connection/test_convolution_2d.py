@@ -2,6 +2,7 @@ import numpy
 import pytest
 
 import cvzoo.core.functions as F
+from cvzoo.core.functions.connection import correlation
 from cvzoo.core.variable import Variable
 from cvzoo.testing import check_function
 
@@ -90,6 +91,16 @@ def test_non_contiguous_input(w_shape, kwargs, rng):
 
     check_function(func, (x_nhwc, rng.normal(size=w_shape)),
                    lambda x, W: conv_reference(x.transpose(0, 3, 1, 2), W, **kwargs),
+                   double_backward=True)
+
+
+@pytest.mark.parametrize('groups', [1, 2], ids=['groups1', 'groups2'])
+def test_weight_gradient_summed_over_slices(groups, monkeypatch, rng):
+    # A reduction of 2 * 6 * 7 = 84 pixels in slices of 8 (the last one shorter).
+    monkeypatch.setattr(correlation, '_REDUCTION_CHUNK', 8)
+    inputs = (rng.normal(size=(2, 4, 6, 7)), rng.normal(size=(4, 4 // groups, 3, 3)))
+    check_function(lambda x, W: F.convolution_2d(x, W, pad=1, groups=groups), inputs,
+                   lambda x, W: conv_reference(x, W, pad=1, groups=groups),
                    double_backward=True)
 
 
