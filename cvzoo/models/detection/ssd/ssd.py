@@ -7,8 +7,9 @@ classes, then per class keep the boxes scoring above ``score_thresh`` and suppre
 IoU >= ``nms_thresh`` (0.45), keep the 200 best per image, and map the boxes back to
 the image's own size (x-first, as every cvzoo box).
 
-Differences from ChainerCV, all in the post-processing: the 200-per-image cap (Caffe
-SSD's ``keep_top_k``, which ChainerCV does not apply), scores strictly above the
+Differences from ChainerCV, all in the post-processing: the 400-per-class cap before
+NMS and the 200-per-image cap after it (Caffe SSD's ``top_k`` and ``keep_top_k``, which
+ChainerCV does not apply), scores strictly above the
 threshold (ChainerCV: at or above), boxes clipped to the image, and results sorted by
 decreasing score instead of by class. The resize is Pillow's bilinear; the weights
 were trained and evaluated with OpenCV's.
@@ -58,6 +59,9 @@ class SSD(L.Chain, detector.Detector):
 
     presets = SSD_PRESETS
     max_detections = 200
+    # NOTE: Caffe SSD's DetectionOutput keeps at most 400 boxes per class before NMS; it
+    # bounds the NMS work when weak weights put thousands of boxes above 0.01.
+    nms_top_k = 400
     use_07_metric = True
     label_names = None
 
@@ -98,6 +102,15 @@ class SSD(L.Chain, detector.Detector):
         xp = backend.get_array_module(bbox)
         scale = xp.asarray([[W, H, W, H] for H, W in sizes], dtype=bbox.dtype) / self.insize
         return bbox * scale[:, None, :], score
+
+    def suppress(self, bbox, score, sizes):
+        """Keep each class's ``nms_top_k`` best boxes per image, then the base's NMS."""
+        n_box = score.shape[1]
+        if self.nms_top_k is not None and n_box > self.nms_top_k:
+            xp = backend.get_array_module(score)
+            kth = -xp.partition(-score, self.nms_top_k - 1, axis=1)[:, self.nms_top_k - 1]
+            score = xp.where(score >= kth[:, None, :], score, 0)
+        return super().suppress(bbox, score, sizes)
 
     def reset_multibox(self, n_fg_class):
         """Replace the heads by new ones for ``n_fg_class`` classes (extractor kept)."""
