@@ -15,6 +15,7 @@ import numpy
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo import errors
+from cvzoo.core.config import config
 
 
 def _softplus(x):
@@ -80,10 +81,23 @@ class DarknetConvolution(L.Chain):
                 self.bn = L.BatchNormalization(out_channels, eps=1e-5)
 
     def forward(self, x, outputs=None):
+        if self.batch_normalize and not config.train:
+            return ACTIVATIONS[self.activation](self._fused_convolution(x))
         h = self.conv(x)
         if self.batch_normalize:
             h = self.bn(h)
         return ACTIVATIONS[self.activation](h)
+
+    def _fused_convolution(self, x):
+        """Convolution with batch norm folded into W and b, as Darknet's inference does."""
+        # NOTE: fuse_conv_batchnorm (network.c) folds BN before `detector test`; one
+        # pass over the feature map instead of two, and still differentiable.
+        conv, bn = self.conv, self.bn
+        dtype = conv.W.dtype.type
+        scale = bn.gamma * (bn.avg_var + dtype(bn.eps)) ** dtype(-0.5)
+        W = conv.W * F.reshape(scale, (-1, 1, 1, 1))
+        b = bn.beta - bn.avg_mean * scale
+        return F.convolution_2d(x, W, b, conv.stride, conv.pad, groups=conv.groups)
 
     def darknet_blocks(self):
         """(parameter path, shape) of each block, in the order of a ``.weights`` file."""
