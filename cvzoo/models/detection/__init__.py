@@ -1,1 +1,1 @@
-"""Object detectors behind one predict() (DESIGN.md): Darknet/YOLO detectors so far."""
+"""Object detectors behind one predict() (DESIGN.md), one subpackage per family."""

@@ -87,12 +87,15 @@ class DarknetDetector(L.Chain, detector.Detector):
 
     def load_pretrained(self, path_or_key, source=None):
         """Load a ``.weights`` file (or a zoo key); a size mismatch names the file."""
+        name = os.fspath(path_or_key)
+        if name in getattr(self, 'weights', {}):
+            name = self.weights[name].file_name
         try:
             return zoo.load_weights(self, path_or_key, source=source)
         except errors.CorruptFileError as exc:
-            if os.fspath(path_or_key) in str(exc):
+            if name in str(exc):
                 raise
-            raise errors.CorruptFileError(f'{os.fspath(path_or_key)}: {exc}') from exc
+            raise errors.CorruptFileError(f'{name}: {exc}') from exc
 
     def convert_weights(self, raw, source):
         """The zoo's conversion hook: a Darknet ``{'header', 'values'}`` to parameter names."""
