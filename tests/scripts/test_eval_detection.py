@@ -89,6 +89,31 @@ def test_voc_folder_full_evaluator_run_with_a_tiny_model(script, tmp_path, rng):
     assert 'ap' not in text.split('\n')[0] and 'mAP' in text and 'dog' in text
 
 
+def _coco_folder(root, categories, img):
+    (root / 'annotations').mkdir(parents=True)
+    (root / 'val').mkdir()
+    image.write_image(img, root / 'val' / 'a.png')
+    annotations = [{'id': k + 1, 'image_id': 1, 'category_id': c['id'], 'iscrowd': 0,
+                    'bbox': [2 * k, 2, 5, 6], 'area': 30.0} for k, c in enumerate(categories)]
+    (root / 'annotations' / 'instances_val.json').write_text(json.dumps({
+        'images': [{'id': 1, 'file_name': 'a.png', 'width': 20, 'height': 16}],
+        'annotations': annotations, 'categories': categories}))
+    return root
+
+
+def test_coco_folder_labels_follow_the_model_names(tmp_path, rng):
+    categories = [{'id': 3, 'name': 'dog'}, {'id': 5, 'name': 'cat'}]
+    root = _coco_folder(tmp_path / 'coco', categories, rng.uniform(0, 255, (3, 16, 20)))
+    data = evaluate.load_dataset(str(root), ('cat', 'dog'))
+    assert data.protocol == 'coco' and data.label_names == ('cat', 'dog')
+    _, bbox, label, crowded, area = data.dataset[0]
+    numpy.testing.assert_array_equal(label, [1, 0])  # dog, cat in the model's order
+    assert bbox.shape == (2, 4) and crowded.shape == (2,) and area.shape == (2,)
+    assert evaluate.load_dataset(str(root)).label_names == ('dog', 'cat')
+    with pytest.raises(ValueError, match=r"\['dog'\]"):
+        evaluate.load_dataset(str(root), ('cat', 'bird'))
+
+
 def test_dataset_errors(tmp_path):
     with pytest.raises(ValueError, match='dataset'):
         evaluate.load_dataset(str(tmp_path / 'absent'))
@@ -122,12 +147,12 @@ def test_script_on_a_coco_folder_with_real_weights(script, mirror, tmp_path, cap
     (root / 'annotations').mkdir(parents=True)
     (root / 'val').mkdir()
     shutil.copy(mirror / 'images' / 'dog.jpg', root / 'val' / 'dog.jpg')
-    names = ['person', 'bicycle', 'car', 'motorcycle', 'airplane', 'bus', 'train', 'truck',
-             'boat', 'traffic light', 'fire hydrant', 'stop sign', 'parking meter', 'bench',
-             'bird', 'cat', 'dog']
-    categories = [{'id': i + 1, 'name': name} for i, name in enumerate(names)]
+    # a folder of its own: three categories, ids in another order than the model's labels
+    categories = [{'id': 7, 'name': 'dog'}, {'id': 2, 'name': 'car'},
+                  {'id': 4, 'name': 'bicycle'}]
+    ids = {'dog': 7, 'car': 2, 'bicycle': 4}
     annotations = [
-        {'id': k + 1, 'image_id': 1, 'category_id': names.index(name) + 1, 'iscrowd': 0,
+        {'id': k + 1, 'image_id': 1, 'category_id': ids[name], 'iscrowd': 0,
          'bbox': [x0, y0, x1 - x0, y1 - y0], 'area': float((x1 - x0) * (y1 - y0))}
         for k, (name, (x0, y0, x1, y1), _) in enumerate(DOG_OBJECTS[:3])]
     (root / 'annotations' / 'instances_val.json').write_text(json.dumps({

@@ -17,7 +17,9 @@ import dataclasses
 import math
 import pathlib
 
-from cvzoo.datasets import COCOBboxDataset, SubDataset, VOCBboxDataset
+import numpy
+
+from cvzoo.datasets import COCOBboxDataset, SubDataset, TransformDataset, VOCBboxDataset
 from cvzoo.models import zoo
 
 
@@ -45,6 +47,29 @@ def _voc(data_dir, split, year, label_names):
     return dataset, 'voc'
 
 
+class _LabelMap:
+    """Replace the label (example[2]) through a lookup table: dataset ids -> model ids."""
+
+    def __init__(self, lookup):
+        self.lookup = numpy.asarray(lookup, numpy.int32)
+
+    def __call__(self, example):
+        example = tuple(example)
+        return example[:2] + (self.lookup[example[2]],) + example[3:]
+
+
+def _on_model_labels(dataset, label_names, root):
+    """Map a COCO-format dataset's labels onto the model's classes by name."""
+    if label_names is None or tuple(dataset.label_names) == tuple(label_names):
+        return dataset, tuple(dataset.label_names)
+    unknown = [name for name in dataset.label_names if name not in label_names]
+    if unknown:
+        raise ValueError(f'dataset: {root} has categories {unknown} that are not among the '
+                         f"model's label_names")
+    lookup = [list(label_names).index(name) for name in dataset.label_names]
+    return TransformDataset(dataset, _LabelMap(lookup)), tuple(label_names)
+
+
 def _coco_folder(root):
     jsons = sorted((root / 'annotations').glob('instances_*.json'))
     if len(jsons) != 1:
@@ -58,13 +83,27 @@ def _coco_folder(root):
     return dataset, 'coco'
 
 
+def _folder_dataset(root, label_names, split):
+    """(dataset, protocol, label names) of a VOC- or COCO-layout folder."""
+    if not root.is_dir():
+        raise ValueError(f"dataset: expected 'voc07-test', 'coco-val2017' or a folder, "
+                         f'got {str(root)!r}')
+    if (root / 'ImageSets' / 'Main').is_dir():
+        dataset, protocol = _voc(root, split, None, label_names)
+        return dataset, protocol, tuple(dataset.label_names)
+    dataset, protocol = _coco_folder(root)
+    dataset, names = _on_model_labels(dataset, label_names, root)
+    return dataset, protocol, names
+
+
 def load_dataset(name, label_names=None, split='test', limit=None):
     """Resolve ``--dataset`` into a :class:`DetectionDataset`.
 
     Args:
         name (str): 'voc07-test', 'coco-val2017' or a folder (see the module docstring).
-        label_names (sequence of str or None): the model's class names; a VOC-layout
-            folder's object names are mapped onto them (an unknown name is an error).
+        label_names (sequence of str or None): the model's class names; the object
+            names of a VOC-layout folder and the categories of a COCO-layout folder
+            are mapped onto them by name (an unknown name is an error).
         split (str): the list file of a VOC-layout folder (ImageSets/Main/<split>.txt).
         limit (int or None): keep only the first ``limit`` images.
 
@@ -73,20 +112,13 @@ def load_dataset(name, label_names=None, split='test', limit=None):
     """
     if name == 'voc07-test':
         dataset, protocol = _voc('auto', 'test', '2007', None)
+        names = tuple(dataset.label_names)
     elif name == 'coco-val2017':
         dataset = COCOBboxDataset(split='val', year='2017', use_crowded=True,
                                   return_crowded=True, return_area=True)
-        protocol = 'coco'
+        protocol, names = 'coco', tuple(dataset.label_names)
     else:
-        root = pathlib.Path(name)
-        if not root.is_dir():
-            raise ValueError(f"dataset: expected 'voc07-test', 'coco-val2017' or a folder, "
-                             f'got {name!r}')
-        if (root / 'ImageSets' / 'Main').is_dir():
-            dataset, protocol = _voc(root, split, None, label_names)
-        else:
-            dataset, protocol = _coco_folder(root)
-    names = tuple(dataset.label_names)
+        dataset, protocol, names = _folder_dataset(pathlib.Path(name), label_names, split)
     if limit is not None:
         dataset = SubDataset(dataset, 0, min(int(limit), len(dataset)))
     return DetectionDataset(dataset, protocol, names, name)
