@@ -49,6 +49,27 @@ def floats(options, key, default=None):
     return [float(v) for v in value.split(',') if v.strip()]
 
 
+# Options that change what a layer computes and that CfgNetwork does not implement, with
+# the value that means "off".
+_UNSUPPORTED = {
+    'convolutional': {'dilation': '1', 'binary': '0', 'xnor': '0', 'share_index': None,
+                      'antialiasing': '0', 'deform': '0', 'stretch': '0'},
+    'maxpool': {'maxpool_depth': '0', 'antialiasing': '0'},
+    'shortcut': {'weights_type': 'none'},
+}
+
+
+def refuse_unsupported(kind, options, where):
+    """Raise when a section turns on an option CfgNetwork does not implement."""
+    for key, off in _UNSUPPORTED.get(kind, {}).items():
+        if key in options and options[key] != off:
+            raise errors.CorruptFileError(f'{where}: {key}={options[key]} is not supported')
+    for key in ('stride_x', 'stride_y'):
+        if key in options and options[key] != options.get('stride', '1'):
+            raise errors.CorruptFileError(f'{where}: {key} differing from stride is not '
+                                          'supported')
+
+
 def _activation(options, where):
     name = options.get('activation', 'logistic')
     if name not in ACTIVATIONS:

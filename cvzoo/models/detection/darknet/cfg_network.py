@@ -49,6 +49,7 @@ class CfgNetwork(L.Chain):
                 raise errors.CorruptFileError(
                     f'[{kind}] (layer {index}): section kind not supported; expected one of '
                     f'{sorted(cfg_layers.BUILDERS)}')
+            cfg_layers.refuse_unsupported(kind, options, f'[{kind}] (layer {index})')
             layer, channels[index] = cfg_layers.BUILDERS[kind](options, index, channels)
             if isinstance(layer, L.Link):
                 with self.init_scope():

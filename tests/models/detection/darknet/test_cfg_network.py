@@ -149,8 +149,12 @@ num=2
      'expects 7 input channels'),
     ('[net]\n[convolutional]\nfilters=4\n', r'no \[yolo\]'),
     ('[net]\nchannels=3\n[convolutional]\nfilters=4\ngroups=2\n', 'groups=2'),
+    ('[net]\n[convolutional]\nfilters=4\ndilation=2\n', 'dilation=2'),
+    ('[net]\n[maxpool]\nstride=2\nstride_x=1\n', 'stride_x'),
+    ('[net]\n[convolutional]\nfilters=4\n[shortcut]\nfrom=-1\nweights_type=per_channel\n',
+     'weights_type'),
 ], ids=['unknown_section', 'activation', 'route_ahead', 'head_channels', 'no_head',
-        'groups'])
+        'groups', 'dilation', 'stride_x', 'shortcut_weights'])
 def test_bad_cfg_names_the_problem(tiny_cfg, text, message):
     with pytest.raises(errors.CorruptFileError, match=message):
         _network(tiny_cfg(text))
