@@ -12,6 +12,7 @@ Every time is the median of ``--repeat`` runs after one warm-up run. A new secti
 function ``section_<name>(args)`` plus an entry in SECTIONS.
 
     python bench/bench_core.py --section conv --batch 8 --repeat 5
+    OPENBLAS_NUM_THREADS=1 python bench/bench_core.py --section conv --torch-threads 1
 """
 
 import argparse
@@ -73,8 +74,10 @@ def median_time(func, repeat):
 
 def print_header(title, args):
     load = ', '.join(f'{value:.1f}' for value in os.getloadavg())
+    blas_threads = os.environ.get('OPENBLAS_NUM_THREADS', 'default')
     print(f'\n## {title}  (cores: {os.cpu_count()}, load average {load}, numpy '
-          f'{numpy.__version__}, median of {args.repeat} runs after a warm-up)\n')
+          f'{numpy.__version__}, OPENBLAS_NUM_THREADS={blas_threads}, median of '
+          f'{args.repeat} runs after a warm-up)\n')
 
 
 def section_matmul(args):
@@ -130,18 +133,18 @@ def _torch_funcs(torch, x, W, stride, pad):
     return forward, training
 
 
-def _import_torch():
+def _import_torch(n_threads):
     try:
         import torch  # noqa: PLC0415
     except ImportError:
         return None
-    torch.set_num_threads(2)
+    torch.set_num_threads(n_threads)
     return torch
 
 
 def section_conv(args):
     """ResNet-50 convolution layers: ours vs a plain matmul of the same GEMM (and torch)."""
-    torch = None if args.no_torch else _import_torch()
+    torch = None if args.no_torch else _import_torch(args.torch_threads)
     print_header(f'convolution_2d, ResNet-50 layers, batch {args.batch}, float32', args)
     columns = ['layer', 'count', 'GFLOP', 'fwd ms', 'fwd GFLOP/s', 'matmul ms', 'fwd/matmul',
                'fwd+bwd ms']
@@ -221,6 +224,8 @@ def main(argv=None):
     parser.add_argument('--batch', type=int, default=8)
     parser.add_argument('--repeat', type=int, default=5)
     parser.add_argument('--no-torch', action='store_true', help='skip the torch columns')
+    parser.add_argument('--torch-threads', type=int, default=2,
+                        help='torch.set_num_threads; for NumPy set OPENBLAS_NUM_THREADS')
     args = parser.parse_args(argv)
     names = sorted(SECTIONS) if args.section == 'all' else [args.section]
     for name in names:
