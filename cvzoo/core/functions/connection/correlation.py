@@ -9,9 +9,9 @@ deconvolution_2d; the FunctionNodes only combine them:
 
 W is (O, C / groups, kh, kw) throughout, and ``stride``, ``pad``, ``dilate``, ``ksize``,
 ``in_size`` and ``out_size`` are (vertical, horizontal) pairs. The general path cuts the
-patches with im2col and does one matmul per group over the whole batch; a group with one input channel
-(depthwise) loops over the kh * kw kernel offsets with vectorised multiply-adds instead,
-since its matmuls would be tiny.
+patches with im2col and does one matmul per group over the whole batch; a group with
+one input channel (depthwise) loops over the kh * kw kernel offsets with vectorised
+multiply-adds instead, since its matmuls would be tiny.
 """
 
 from cvzoo.core import backend
