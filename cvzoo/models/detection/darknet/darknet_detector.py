@@ -1,8 +1,9 @@
 """DarknetDetector: any YOLO-style Darknet detector from its own ``.cfg`` and ``.weights``.
 
-What predict() does, as AlexeyAB's ``darknet detector test`` (no letterbox key in the
-cfg): RGB / 255, Darknet's corner-aligned bilinear resize to the cfg's input size
-(stretching, aspect ratio not kept), the network, yolo/region decoding, boxes scaled
+What predict() does, as AlexeyAB's ``darknet detector test``: RGB / 255, Darknet's
+corner-aligned bilinear resize to the cfg's input size (stretching, aspect ratio not
+kept; with ``[net] letter_box=1`` instead scaled to fit and centred on grey 0.5, as
+Darknet's letterbox_image, and the boxes corrected back), the network, yolo/region decoding, boxes scaled
 back by the image's own width and height, (box, class) pairs with
 objectness * class probability strictly above ``score_thresh``, greedy NMS per class
 over all heads together, and finally clipping to the image (Darknet clips only when it
@@ -64,6 +65,7 @@ class DarknetDetector(L.Chain, detector.Detector):
         with self.init_scope():
             self.network = cfg_network.CfgNetwork(sections)
         self.insize = self.network.insize
+        self.letterbox = bool(int(sections[0][1].get('letter_box', 0)))
         self.n_fg_class = self.network.heads[0]['n_class']
         if any(head['n_class'] != self.n_fg_class for head in self.network.heads):
             raise errors.CorruptFileError(f'{os.fspath(cfg_path)}: the heads disagree on '
@@ -111,7 +113,24 @@ class DarknetDetector(L.Chain, detector.Detector):
 
     def prepare(self, img):
         """(3, H, W) RGB in [0, 255] -> (3, net H, net W) in [0, 1], Darknet's resize."""
+        if self.letterbox:
+            return darknet_resize.darknet_letterbox(img / numpy.float32(255), self.insize)
         return darknet_resize.darknet_resize(img / numpy.float32(255), self.insize)
+
+    def _box_transform(self, sizes):
+        """(B, 4) offsets and scales taking network fractions to image pixels."""
+        net_H, net_W = self.insize
+        offset, scale = [], []
+        for H, W in sizes:
+            new_H, new_W = self.insize
+            if self.letterbox:
+                new_H, new_W = darknet_resize.letterbox_size((H, W), self.insize)
+            # without letterbox: no shift and a ratio of 1
+            shift_x, shift_y = (net_W - new_W) / 2 / net_W, (net_H - new_H) / 2 / net_H
+            width, height = W * net_W / new_W, H * net_H / new_H
+            offset.append([shift_x, shift_y, shift_x, shift_y])
+            scale.append([width, height, width, height])
+        return offset, scale
 
     def decode(self, outputs, sizes):
         """Boxes in image pixels and class scores of all heads, concatenated."""
@@ -121,6 +140,8 @@ class DarknetDetector(L.Chain, detector.Detector):
             bboxes.append(bbox)
             scores.append(score)
         xp = backend.get_array_module(bboxes[0])
-        scale = xp.asarray([[W, H, W, H] for H, W in sizes], dtype=bboxes[0].dtype)
-        bbox = xp.concatenate(bboxes, axis=1) * scale[:, None, :]
+        # NOTE: with letter_box=1, Darknet's correct_yolo_boxes removes the grey bars.
+        offset, scale = (xp.asarray(a, dtype=bboxes[0].dtype)[:, None, :]
+                         for a in self._box_transform(sizes))
+        bbox = (xp.concatenate(bboxes, axis=1) - offset) * scale
         return bbox, xp.concatenate(scores, axis=1)

@@ -5,6 +5,7 @@ Darknet's ``resize_image`` (image.c) samples with corners aligned (scale
 anti-aliasing. Its last output column is a copy of the source's last column, and its
 last output row keeps only the ``(1 - dy)`` term of the interpolation. Every step is
 done in float32 here in the same order, so the result equals the C code's.
+``darknet_letterbox`` is its letterbox_image (for cfgs with ``letter_box=1``).
 """
 
 import numpy
@@ -60,3 +61,34 @@ def darknet_resize(img, size):
     lower = dy[:, None] * part[:, lower_index, :]
     lower[:, -1, :] = 0
     return upper + lower
+
+
+def letterbox_size(size, insize):
+    """(H, W) of an image of ``size`` scaled into ``insize`` keeping its aspect ratio.
+
+    Darknet's integer arithmetic (letterbox_image, correct_yolo_boxes): the side that
+    limits the scale gets the network's size, the other ``side * net / limiting side``
+    rounded down.
+    """
+    H, W = int(size[0]), int(size[1])
+    net_H, net_W = int(insize[0]), int(insize[1])
+    if net_W / W < net_H / H:
+        return (H * net_W) // W, net_W
+    return net_H, (W * net_H) // H
+
+
+def darknet_letterbox(img, insize):
+    """Darknet's letterbox_image: resize keeping the aspect ratio, centre on grey 0.5.
+
+    Args:
+        img (numpy.ndarray): (C, H, W) float32 in [0, 1].
+        insize (tuple of int): (H, W) of the network input.
+
+    Returns:
+        numpy.ndarray: (C, insize[0], insize[1]) float32.
+    """
+    new_H, new_W = letterbox_size(img.shape[1:], insize)
+    canvas = numpy.full((img.shape[0],) + tuple(insize), 0.5, numpy.float32)
+    top, left = (insize[0] - new_H) // 2, (insize[1] - new_W) // 2
+    canvas[:, top:top + new_H, left:left + new_W] = darknet_resize(img, (new_H, new_W))
+    return canvas

@@ -119,3 +119,19 @@ def test_use_preset(tiny_cfg):
     assert (model.score_thresh, model.nms_thresh) == (0.005, 0.45)
     with pytest.raises(ValueError, match='preset'):
         model.use_preset('fast')
+
+
+def test_letterbox(tiny_cfg, rng):
+    text = tiny_cfg().read_text().replace('[net]\n', '[net]\nletter_box=1\n', 1)
+    model = DarknetDetector(tiny_cfg(text, 'letterbox.cfg'))
+    assert model.letterbox
+    img = rng.uniform(0, 255, (3, 10, 20)).astype(numpy.float32)
+    x = model.prepare(img)
+    # 20 x 10 into 32 x 32: 32 x 16 centred, rows 8..23, grey 0.5 above and below
+    assert x.shape == (3, 32, 32)
+    assert (x[:, :8] == 0.5).all() and (x[:, 24:] == 0.5).all()
+    offset, scale = model._box_transform([(10, 20)])
+    box = (numpy.array([0, 8 / 32, 1, 24 / 32]) - offset[0]) * scale[0]
+    numpy.testing.assert_allclose(box, [0, 0, 20, 10])
+    model.use_preset('evaluate')
+    assert_is_detection_model(model, _images(rng, [(10, 20), (30, 16)]), 2)
