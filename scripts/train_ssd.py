@@ -1,0 +1,118 @@
+"""Train an SSD on VOC07+12 or on a VOC-layout folder of one's own images.
+
+    python scripts/train_ssd.py --dataset voc07+12 --model ssd300 --pretrained-model imagenet
+    python scripts/train_ssd.py --dataset shapes/ --model ssd_tiny --insize 64 \\
+        --iteration 1500 --batchsize 16 --optimizer adam --lr 2e-3 --out result
+
+Writes ``log`` (JSON lines), ``loss.png``, snapshots and ``model_final.npz`` to --out and
+prints the VOC mAP (11-point metric) of the test split at the end.
+"""
+
+import argparse
+import json
+import os
+
+from cvzoo.core.optimizers import Adam, MomentumSGD, WeightDecay
+from cvzoo.core.serializers import npz
+from cvzoo.core.training import trainer as trainer_module
+from cvzoo.core.training.extensions import (
+    log_report, multistep_shift, observe_lr, plot_report, print_report, snapshot)
+from cvzoo.core.training.iterators import serial_iterator
+from cvzoo.core.training.updaters import standard_updater
+from cvzoo.datasets.concatenated_dataset import ConcatenatedDataset
+from cvzoo.datasets.transform_dataset import TransformDataset
+from cvzoo.datasets.voc.voc_bbox_dataset import VOCBboxDataset
+from cvzoo.evaluators.detection_evaluators import DetectionVOCEvaluator
+from cvzoo.models.detection.ssd import augmentation, ssd, ssd_tiny, train_chain
+
+MODELS = {'ssd300': ssd.SSD300, 'ssd512': ssd.SSD512, 'ssd_tiny': ssd_tiny.SSDTiny}
+
+
+def _datasets(name):
+    if name == 'voc07+12':
+        train = ConcatenatedDataset(VOCBboxDataset(year='2007', split='trainval'),
+                                    VOCBboxDataset(year='2012', split='trainval'))
+        test = VOCBboxDataset(year='2007', split='test', use_difficult=True,
+                              return_difficult=True)
+        return train, test, test.label_names
+    train = VOCBboxDataset(name, split='train')
+    test = VOCBboxDataset(name, split='test', use_difficult=True, return_difficult=True,
+                          label_names=train.label_names)
+    return train, test, train.label_names
+
+
+def _model(args, n_fg_class):
+    kwargs = {'insize': args.insize} if args.model == 'ssd_tiny' else {}
+    return MODELS[args.model](n_fg_class=n_fg_class, pretrained_model=args.pretrained_model,
+                              **kwargs)
+
+
+def _optimizer(args, chain):
+    if args.optimizer == 'adam':
+        return Adam(alpha=args.lr).setup(chain)
+    optimizer = MomentumSGD(lr=args.lr).setup(chain)
+    optimizer.add_hook(WeightDecay(5e-4))
+    return optimizer
+
+
+def main(argv=None):
+    """Train, evaluate on the test split and return the mAP."""
+    args = _parser().parse_args(argv)
+    if args.communicator:
+        raise SystemExit('--communicator: multi-process training is not available in this '
+                         'checkout yet; run without it')
+    train, test, label_names = _datasets(args.dataset)
+    model = _model(args, len(label_names)).to_device(args.device)
+    model.label_names = tuple(label_names)
+    chain = train_chain.SSDTrainChain(model)
+    transform = augmentation.SSDTransform(model.coder, model.insize, model.mean,
+                                          max_expand_ratio=args.max_expand_ratio)
+    iterator = serial_iterator.SerialIterator(TransformDataset(train, transform),
+                                              args.batchsize, seed=args.seed)
+    optimizer = _optimizer(args, chain)
+    updater = standard_updater.StandardUpdater(iterator, optimizer, device=args.device)
+    trainer = trainer_module.Trainer(updater, (args.iteration, 'iteration'), args.out)
+    log_trigger = (max(args.iteration // 50, 1), 'iteration')
+    trainer.extend(log_report.LogReport(trigger=log_trigger))
+    trainer.extend(print_report.PrintReport(
+        ['iteration', 'main/loss', 'main/loss/loc', 'main/loss/conf', 'elapsed_time']),
+        trigger=log_trigger)
+    trainer.extend(plot_report.PlotReport(['main/loss', 'main/loss/loc', 'main/loss/conf'],
+                                          trigger=log_trigger, filename='loss.png'))
+    if args.optimizer == 'sgd':
+        steps = [args.iteration * 2 // 3, args.iteration * 5 // 6]
+        trainer.extend(multistep_shift.MultistepShift('lr', 0.1, steps))
+        trainer.extend(observe_lr.observe_lr(), trigger=log_trigger)
+    trainer.extend(snapshot.snapshot(autoload=True, n_retains=1),
+                   trigger=(max(args.iteration // 5, 1), 'iteration'))
+    trainer.run()
+    npz.save_npz(os.path.join(args.out, 'model_final.npz'), model)
+    model.use_preset('evaluate')
+    result = DetectionVOCEvaluator(test, model, use_07_metric=True,
+                                   label_names=label_names).evaluate()
+    print(json.dumps({'map': result['map'], 'elapsed_time': trainer.elapsed_time}))
+    return result['map']
+
+
+def _parser():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--dataset', default='voc07+12', help="'voc07+12' or a VOC folder")
+    parser.add_argument('--model', choices=sorted(MODELS), default='ssd300')
+    parser.add_argument('--pretrained-model', default=None, help="'imagenet' or a file")
+    parser.add_argument('--insize', type=int, default=96, help='input side (ssd_tiny)')
+    parser.add_argument('--batchsize', type=int, default=32)
+    parser.add_argument('--iteration', type=int, default=120000)
+    parser.add_argument('--optimizer', choices=('sgd', 'adam'), default='sgd')
+    parser.add_argument('--lr', type=float, default=1e-3)
+    parser.add_argument('--max-expand-ratio', type=float, default=4)
+    parser.add_argument('--out', default='result')
+    parser.add_argument('--device', default='cpu')
+    parser.add_argument('--communicator', default=None)
+    parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--resume', action='store_true',
+                        help='(default behaviour) continue from the snapshot in --out')
+    return parser
+
+
+if __name__ == '__main__':
+    main()
