@@ -118,6 +118,8 @@ def _group_matmul(a, b):
 
 
 def _correlate_depthwise(x, W, out_size, stride, pad, dilate):
+    if tuple(stride) == (1, 1):
+        return _correlate_depthwise_rows(x, W, out_size, pad, dilate)
     xp = backend.get_array_module(x, W)
     n, channels = x.shape[:2]
     out_c, _, kh, kw = W.shape
@@ -130,6 +132,37 @@ def _correlate_depthwise(x, W, out_size, stride, pad, dilate):
             xp.multiply(col[:, :, None, i, j], weight[:, :, i, j, None, None], out=term)
             y += term
     return y.reshape((n, out_c) + tuple(out_size))
+
+
+def _correlate_depthwise_rows(x, W, out_size, pad, dilate):
+    """Stride-1 depthwise forward on the flattened padded image.
+
+    NOTE: with stride 1, what kernel offset (i, j) reads for all output rows is one
+    contiguous run of the flattened padded image (of width full_w), starting at
+    i * dy * full_w + j * dx. Computing the output over the whole padded width and
+    dropping the extra columns at the end makes each multiply-add one long contiguous
+    loop, instead of N * C * out_h loops of out_w elements: several times faster.
+    """
+    xp = backend.get_array_module(x, W)
+    n, channels, h, w = x.shape
+    out_c, _, kh, kw = W.shape
+    (out_h, out_w), (ph, pw) = out_size, pad
+    full_h, full_w = im2col_module.padded_shape(
+        (h, w), (kh, kw), out_size, (1, 1), pad, dilate)
+    # One spare row keeps the runs of the last offsets inside the array.
+    flat = xp.zeros((n, channels, 1, (full_h + 1) * full_w), dtype=x.dtype)
+    flat.reshape(n, channels, full_h + 1, full_w)[:, :, ph:ph + h, pw:pw + w] = x
+    weight = W.reshape(channels, out_c // channels, kh, kw)
+    length = out_h * full_w
+    y = xp.zeros((n, channels, out_c // channels, length), dtype=x.dtype)
+    term = xp.empty_like(y)
+    for i in range(kh):
+        for j in range(kw):
+            start = i * dilate[0] * full_w + j * dilate[1]
+            xp.multiply(flat[..., start:start + length], weight[:, :, i, j, None], out=term)
+            y += term
+    y = y.reshape(n, out_c, out_h, full_w)[..., :out_w]
+    return xp.ascontiguousarray(y)
 
 
 def _correlate_transpose_depthwise(gy, W, in_size, stride, pad, dilate, groups):
