@@ -1,0 +1,252 @@
+"""FasterRCNN: the shared predict() of Faster R-CNN detectors (Ren et al., NeurIPS 2015).
+
+A model is an ``extractor`` (image -> feature map(s)), an ``rpn`` (feature -> RoIs) and
+a ``head`` (feature, RoIs -> per-class offsets and class scores). predict() does, as
+ChainerCV: resize each image so that its shorter side is ``min_size`` unless the longer
+would exceed ``max_size``, subtract the RGB mean, run the network in test mode, decode
+each RoI's offsets per class (times ``loc_normalize_std``), clip to the image, softmax
+the scores and, per class, keep the boxes scoring above ``score_thresh`` and suppress at
+IoU >= ``nms_thresh``. Boxes come back in each input image's pixels, x first.
+
+Differences from ChainerCV: Pillow's bilinear resize (the weights were trained with
+OpenCV's), detections sorted by decreasing score instead of by class, and the
+post-processing batched over the images of a call.
+"""
+
+import typing
+
+import numpy
+
+import cvzoo.core.functions as F
+import cvzoo.core.links as L
+from cvzoo import errors
+from cvzoo.core import backend, config
+from cvzoo.core.serializers import dictionary
+from cvzoo.models.detection import detector
+from cvzoo.models.detection.faster_rcnn import bbox_coder
+from cvzoo.transforms.image import resize
+from cvzoo.utils import image as image_utils
+from cvzoo.utils import nms
+
+FASTER_RCNN_PRESETS = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.3},
+                       'evaluate': {'score_thresh': 0.05, 'nms_thresh': 0.3}}
+
+
+class FasterRCNN(L.Chain, detector.Detector):
+    """Extractor, RPN and RoI head, with ChainerCV's pre- and post-processing.
+
+    Args:
+        extractor (Link): (B, 3, H, W) -> feature map(s).
+        rpn (Link): ``rpn(features, img_size, scales) -> (rpn_locs, rpn_scores, rois,
+            roi_indices, anchor)``.
+        head (Link): ``head(features, rois, roi_indices) -> (roi_cls_locs (R, n_class *
+            4), roi_scores (R, n_class))`` in the RoIs' order; has ``n_class``
+            (background included) and ``reset_classes(n_class)``.
+        mean (tuple of float): RGB mean subtracted after the resize.
+        min_size, max_size (int): the resize rule (see the module docstring).
+        loc_normalize_mean, loc_normalize_std (tuple of float): the head's offsets are
+            ``loc * std + mean`` in (dx, dy, dw, dh).
+
+    Attributes:
+        label_names (tuple of str or None): class names of the loaded weights.
+    """
+
+    presets: typing.ClassVar[dict] = FASTER_RCNN_PRESETS
+    # input sides are padded to a multiple of this to batch images; None runs the
+    # images one by one at their own size (ChainerCV's VGG16 model does)
+    pad_stride = None
+    # upper bound of dw, dh before exp() when decoding the head's offsets
+    exp_clip = None
+    label_names = None
+
+    def __init__(self, extractor, rpn, head, mean, *, min_size=600, max_size=1000,
+                 loc_normalize_mean=(0.0, 0.0, 0.0, 0.0),
+                 loc_normalize_std=(0.1, 0.1, 0.2, 0.2)):
+        super().__init__()
+        with self.init_scope():
+            self.extractor = extractor
+            self.rpn = rpn
+            self.head = head
+        self.mean = numpy.asarray(mean, numpy.float32).reshape(-1, 1, 1)
+        self.min_size, self.max_size = min_size, max_size
+        self.loc_normalize_mean = tuple(loc_normalize_mean)
+        self.loc_normalize_std = tuple(loc_normalize_std)
+        self.use_preset('visualize')
+
+    @property
+    def n_fg_class(self):
+        """Foreground classes (the head also scores the background)."""
+        return self.head.n_class - 1
+
+    def forward(self, x, scales=None):
+        """(B, 3, H, W) -> ``roi_cls_locs`` (R, n_class * 4), ``roi_scores`` (R, n_class)
+        Variables, ``rois`` (R, 4) and ``roi_indices`` (R,) arrays."""
+        img_size = x.shape[2:]
+        h = self.extractor(x)
+        _, _, rois, roi_indices, _ = self.rpn(h, img_size, scales)
+        roi_cls_locs, roi_scores = self.head(h, rois, roi_indices)
+        return roi_cls_locs, roi_scores, rois, roi_indices
+
+    def prepare(self, img):
+        """(3, H, W) RGB in [0, 255] -> resized (see the module docstring), mean subtracted."""
+        _, H, W = img.shape
+        scale = self.min_size / min(H, W)
+        if scale * max(H, W) > self.max_size:
+            scale = self.max_size / max(H, W)
+        size = (max(int(H * scale), 1), max(int(W * scale), 1))
+        img = resize.resize(img.astype(numpy.float32, copy=False), size)
+        return img - self.mean
+
+    def predict(self, imgs, batchsize=8):
+        """Detect objects in each image; see :meth:`Detector.predict` for the arrays.
+
+        Images run ``batchsize`` at a time, zero-padded to a common size when the model
+        has a ``pad_stride`` (FPN), else one by one at their own size.
+        """
+        imgs = [image_utils.as_chw_image(img) for img in imgs]
+        step = batchsize if self.pad_stride else 1
+        bboxes, labels, scores = [], [], []
+        for start in range(0, len(imgs), step):
+            chunk = imgs[start:start + step]
+            sizes = [img.shape[1:] for img in chunk]
+            prepared = [self.prepare(img) for img in chunk]
+            scales = [x.shape[2] / size[1] for x, size in zip(prepared, sizes)]
+            x = backend.to_device(self._stack(prepared), self.device)
+            with config.using_config('train', False), config.no_backprop_mode():
+                outputs = self.forward(x, scales)
+            bbox, score = self.decode(outputs, sizes, scales)
+            result = self.suppress(bbox, score, sizes)
+            bboxes += result[0]
+            labels += result[1]
+            scores += result[2]
+        return bboxes, labels, scores
+
+    def _stack(self, prepared):
+        if not self.pad_stride:
+            return numpy.stack(prepared)
+        size = numpy.max([x.shape[1:] for x in prepared], axis=0)
+        size = -(-size // self.pad_stride) * self.pad_stride
+        x = numpy.zeros((len(prepared), 3, size[0], size[1]), numpy.float32)
+        for i, img in enumerate(prepared):  # NOTE: a copy per image of the batch
+            x[i, :, :img.shape[1], :img.shape[2]] = img
+        return x
+
+    def decode(self, outputs, sizes, scales):
+        """Per-class boxes in image pixels and class scores of a batch, on the device.
+
+        Returns:
+            tuple: ``bbox`` (B, N, n_fg_class, 4) clipped to each image and ``score``
+            (B, N, n_fg_class), N the most RoIs of an image (missing ones score 0).
+        """
+        roi_cls_locs, roi_scores, rois, roi_indices = outputs
+        xp = backend.get_array_module(rois)
+        n_class = self.head.n_class
+        std = xp.asarray(self.loc_normalize_std, numpy.float32)
+        mean = xp.asarray(self.loc_normalize_mean, numpy.float32)
+        loc = roi_cls_locs.array.reshape(-1, n_class, 4) * std + mean
+        roi = rois / xp.asarray(scales, numpy.float32)[roi_indices][:, None]
+        bbox = bbox_coder.loc2bbox(roi[:, None, :], loc, self.exp_clip)[:, 1:]
+        limits = xp.asarray([[W, H, W, H] for H, W in sizes], numpy.float32)
+        bbox = xp.clip(bbox, 0, limits[roi_indices][:, None, :])
+        prob = F.softmax(roi_scores, axis=1).array[:, 1:]
+        return _pad_per_image(xp, roi_indices, len(sizes), bbox, prob)
+
+    def suppress(self, bbox, score, sizes):
+        """Threshold and per-class NMS of per-class boxes, batched; returns host lists.
+
+        Args:
+            bbox (array): (B, N, C, 4) boxes of each candidate and class.
+            score (array): (B, N, C) scores.
+            sizes (list of (H, W)): the images' sizes.
+        """
+        xp = backend.get_array_module(bbox, score)
+        B, _, n_fg_class = score.shape
+        image_index, box_index, label = xp.nonzero(score > self.score_thresh)
+        pair_score = score[image_index, box_index, label]
+        pair_bbox = bbox[image_index, box_index, label]
+        group = image_index * n_fg_class + label
+        kept = nms.batched_non_maximum_suppression(pair_bbox, pair_score, group,
+                                                   self.nms_thresh)
+        kept = kept[xp.argsort(image_index[kept], kind='stable')]
+        image_index = backend.to_numpy(image_index[kept])
+        bounds = numpy.searchsorted(image_index, numpy.arange(B + 1))
+        pair_bbox = backend.to_numpy(pair_bbox[kept]).astype(numpy.float32, copy=False)
+        label = backend.to_numpy(label[kept]).astype(numpy.int32)
+        pair_score = backend.to_numpy(pair_score[kept]).astype(numpy.float32, copy=False)
+        parts = [slice(bounds[i], bounds[i + 1]) for i in range(B)]
+        return ([pair_bbox[p] for p in parts], [label[p] for p in parts],
+                [pair_score[p] for p in parts])
+
+    def reset_head(self, n_fg_class):
+        """Re-make the head's class-dependent layers for ``n_fg_class`` classes."""
+        if not isinstance(n_fg_class, int) or isinstance(n_fg_class, bool) or n_fg_class < 1:
+            raise ValueError(f'n_fg_class: expected an int >= 1, got {n_fg_class!r}')
+        self.head.reset_classes(n_fg_class + 1)
+        self.head.to_device(self.device)
+        self.label_names = None
+
+    def state_arrays(self):
+        """This model's parameters and persistent arrays, {path without '/': NumPy}."""
+        own = dictionary.DictionarySerializer()
+        self.serialize(own)
+        return {key.removeprefix('/'): value for key, value in own.target.items()}
+
+
+def _pad_per_image(xp, roi_indices, n_image, bbox, prob):
+    """Scatter (R, ...) per-RoI rows, sorted by image, into (B, N, ...) with zero rows."""
+    first = xp.searchsorted(roi_indices, xp.arange(n_image), side='left')
+    counts = xp.bincount(roi_indices, minlength=n_image) if len(roi_indices) else \
+        xp.zeros(n_image, numpy.int64)
+    n_max = int(counts.max()) if n_image else 0
+    rank = xp.arange(len(roi_indices)) - first[roi_indices]
+    padded_bbox = xp.zeros((n_image, n_max) + bbox.shape[1:], bbox.dtype)
+    padded_prob = xp.zeros((n_image, n_max) + prob.shape[1:], prob.dtype)
+    padded_bbox[roi_indices, rank] = bbox
+    padded_prob[roi_indices, rank] = prob
+    return padded_bbox, padded_prob
+
+
+def convert_chainercv(model, raw, name_map, loc_keys):
+    """Map a ChainerCV-named file onto ``model``'s arrays, permuting loc heads to x-first.
+
+    Args:
+        model (FasterRCNN): gives the expected keys and, for keys the file lacks on
+            purpose (a backbone file), their current values.
+        raw (dict): the file's arrays.
+        name_map (callable): file key (no leading '/') -> model key, or None for a key
+            consumed on purpose without use (a classifier's last layer).
+        loc_keys (tuple of str): model keys of (n * 4, ...) offset layers whose
+            channels go from (dy, dx, dh, dw) to (dx, dy, dw, dh).
+
+    Returns:
+        dict: model key -> NumPy array.
+
+    Raises:
+        cvzoo.errors.WeightLoadError: file keys that map to nothing (all named).
+    """
+    expected = model.state_arrays()
+    arrays, leftover = {}, []
+    for key, value in raw.items():
+        name = name_map(key.removeprefix('/'))
+        if name is None:
+            continue
+        if name not in expected:
+            leftover.append(key)
+        elif name in loc_keys:
+            arrays[name] = swap_xy_channels(value)
+        else:
+            arrays[name] = value
+    if leftover:
+        raise errors.WeightLoadError(
+            f'{type(model).__name__}.convert_weights: keys of the ChainerCV file that this '
+            f'model does not have: {sorted(leftover)}')
+    return arrays
+
+
+def swap_xy_channels(array):
+    """Permute offset channels (n * 4, ...) from (dy, dx, dh, dw) to (dx, dy, dw, dh).
+
+    The permutation is its own inverse, so it also maps cvzoo's order to ChainerCV's.
+    """
+    grouped = numpy.asarray(array).reshape((-1, 4) + array.shape[1:])
+    return numpy.ascontiguousarray(grouped[:, [1, 0, 3, 2]]).reshape(array.shape)
