@@ -141,7 +141,8 @@ def _correlate_depthwise_rows(x, W, out_size, pad, dilate):
     contiguous run of the flattened padded image (of width full_w), starting at
     i * dy * full_w + j * dx. Computing the output over the whole padded width and
     dropping the extra columns at the end makes each multiply-add one long contiguous
-    loop, instead of N * C * out_h loops of out_w elements: several times faster.
+    loop, instead of N * C * out_h loops of out_w elements (measured 1.3 to 1.6 times
+    faster than the strided view on a (8, 128, 56, 56) 3x3 layer).
     """
     xp = backend.get_array_module(x, W)
     n, channels, h, w = x.shape
