@@ -1,55 +1,66 @@
-"""Non-maximum suppression, vectorised in blocks, on NumPy or GPU arrays.
+"""Non-maximum suppression on a sparse overlap graph, on NumPy or GPU arrays.
 
 The result is exactly ChainerCV's greedy NMS: boxes are visited by decreasing score
 (ties: lower index first) and a box is dropped when its IoU with an already kept box
-is ``>= thresh``. Instead of one Python step per box, the sorted boxes are processed
-in blocks of ``_BLOCK`` boxes: a block is first resolved against itself with a few
-vectorised rounds (a box is kept when no surviving higher-scored box of the block hits
-it), and then its kept boxes suppress every later box still alive in one broadcast.
-The cost is about (kept boxes) x (alive boxes); see bench/bench_nms.py.
+is ``>= thresh``. No Python step per box is taken:
+
+1. the pairs of boxes that can reach the threshold are listed without looking at all
+   pairs: the boxes are cut into horizontal strips a little taller than the largest
+   vertical offset of two boxes that hit, and sorted by (label, strip, x_min); the
+   partners of a box then lie in three contiguous ranges (strips -1, 0, +1, x_min up to
+   its reach), found with searchsorted. The ranges are expanded into pairs in chunks of
+   about ``_CHUNK`` and the exact IoU test keeps the pairs that hit;
+2. the greedy pass is replayed on that graph in vectorised rounds: a box is kept when
+   no undecided higher-scored neighbour is left, and its lower-scored neighbours are
+   dropped; the rounds end when every box is decided, after as many rounds as the
+   longest keep/drop chain (a few in practice, one per two boxes for a chain of boxes
+   each hitting the next).
+
+The best ``_HEAD_FRACTION`` of the boxes is solved first; when it drops many boxes, its
+kept boxes first drop what they hit among the rest, so that the clusters around each
+object are gone before the pairs inside them are listed. Inputs of at most
+``_DENSE_MAX`` boxes use one dense hit matrix instead. See bench/bench_nms.py and the
+NMS section of docs/benchmarks.md for timings.
 """
 
+import itertools
 import numbers
 
 from cvzoo.core import backend
 
-_BLOCK = 512
+_CHUNK = 1 << 19
+_DENSE_MAX = 64
+_HEAD_FRACTION = 0.125
+_HEAD_FRACTION_KEPT = 0.5
+# NOTE: the reach of a box (how far along the sweep axis a partner may start) is
+# shortened by the threshold only for float32 boxes, with a relative margin far above
+# float32 rounding, so that no pair the float32 IoU test would accept is left out.
+_REACH_MARGIN = 1e-3
+_REACH_MIN_THRESH = 1e-3
 
 
-def _hits(thresh, bbox_a, area_a, bbox_b, area_b):
-    """(len(a), len(b)) bool: IoU(a_i, b_j) >= thresh, written without a division."""
-    xp = backend.get_array_module(bbox_a)
-    if thresh <= 0:
-        return xp.ones((len(bbox_a), len(bbox_b)), dtype=bool)
-    width = xp.minimum(bbox_a[:, None, 2], bbox_b[None, :, 2])
-    width -= xp.maximum(bbox_a[:, None, 0], bbox_b[None, :, 0])
-    height = xp.minimum(bbox_a[:, None, 3], bbox_b[None, :, 3])
-    height -= xp.maximum(bbox_a[:, None, 1], bbox_b[None, :, 1])
+def _hits(thresh, box_a, area_a, box_b, area_b):
+    """IoU(a, b) >= thresh, elementwise over broadcast operands, without a division.
+
+    ``box_a`` and ``box_b`` are sequences (x_min, y_min, x_max, y_max) of arrays.
+    """
+    xp = backend.get_array_module(area_a)
+    width = xp.minimum(box_a[2], box_b[2])
+    width -= xp.maximum(box_a[0], box_b[0])
+    height = xp.minimum(box_a[3], box_b[3])
+    height -= xp.maximum(box_a[1], box_b[1])
     xp.maximum(width, 0, out=width)
     xp.maximum(height, 0, out=height)
     intersection = width * height
     # NOTE: inter / (a + b - inter) >= t  <=>  inter * (1 + t) >= t * (a + b) for a
     # positive union; the inter > 0 test keeps two empty boxes from "overlapping".
-    hit = intersection * (1 + thresh) >= thresh * (area_a[:, None] + area_b[None, :])
+    hit = intersection * (1 + thresh) >= thresh * (area_a + area_b)
     hit &= intersection > 0
     return hit
 
 
-def _hits_with_label(thresh, sorted_data, rows, columns):
-    bbox, area, label = sorted_data
-    hit = _hits(thresh, bbox[rows], area[rows], bbox[columns], area[columns])
-    if label is not None:
-        hit &= label[rows][:, None] == label[columns][None, :]
-    return hit
-
-
-def _resolve_block(xp, hit):
-    """Greedy NMS inside one block given its (k, k) upper-triangular hit matrix.
-
-    Returns a (k,) bool array: kept. Each round keeps every undecided box that no
-    undecided-or-kept earlier box hits, then drops every box a kept box hits; the
-    result equals the sequential greedy pass.
-    """
+def _resolve_dense(xp, hit):
+    """Greedy NMS given the (n, n) upper-triangular hit matrix of rank-sorted boxes."""
     n = hit.shape[0]
     undecided = xp.ones(n, dtype=bool)
     kept = xp.zeros(n, dtype=bool)
@@ -59,34 +70,201 @@ def _resolve_block(xp, hit):
         kept |= new
         undecided &= ~new
         undecided &= ~hit[kept].any(axis=0)
-    return kept
+    return xp.nonzero(kept)[0]
 
 
-def _nms_sorted(thresh, sorted_data, limit):
-    """Kept positions (in the sorted order) of greedy NMS over pre-sorted boxes."""
-    bbox = sorted_data[0]
+def _resolve_graph(xp, n, source, target):
+    """Greedy NMS on the hit graph of n rank-sorted boxes (edges source < target).
+
+    Invariant between rounds: no undecided box has a kept neighbour. A box whose
+    higher-ranked neighbours are all dropped is kept, exactly as the greedy pass would.
+    """
+    undecided = xp.ones(n, dtype=bool)
+    kept = xp.zeros(n, dtype=bool)
+    while True:
+        live = undecided[source] & undecided[target]
+        source, target = source[live], target[live]
+        blocked = xp.zeros(n, dtype=bool)
+        blocked[target] = True
+        new = undecided & ~blocked
+        kept |= new
+        undecided &= ~new
+        undecided[target[new[source]]] = False
+        if not bool(undecided.any()):
+            return xp.nonzero(kept)[0]
+
+
+def _extents(xp, thresh, bbox, axis):
+    """Float64 (low, high, back, forth) of every box along ``axis`` (0: x, 1: y).
+
+    A box that hits box i and starts at or after low_i starts at most at forth_i and
+    below high_i; one that starts before low_i starts at or after back_i.
+    """
+    low, high = bbox[:, axis].astype(xp.float64), bbox[:, axis + 2].astype(xp.float64)
+    if bbox.dtype != xp.float32 or not thresh >= _REACH_MIN_THRESH:
+        return low, high, xp.full(len(low), -xp.inf), high
+    # NOTE: IoU >= t needs an overlap of at least t * (extent of either box) along each
+    # axis, so the later box starts at most (1 - t) * extent after the earlier one and
+    # the sizes differ at most by a factor 1 / t; the margins stay far above float32
+    # rounding and float64 computes the bounds (checked in tests/utils/test_nms.py).
+    t = min(float(thresh), 1.0)
+    size = xp.maximum(bbox[:, axis + 2] - bbox[:, axis], 0).astype(xp.float64)
+    back = low - (1 / t - 1 + _REACH_MARGIN) * (1 + _REACH_MARGIN) * size
+    return low, high, back, high - t * (1 - _REACH_MARGIN) * size
+
+
+def _strips(xp, thresh, bbox, n_group):
+    """Strip id (>= 1) of every box along y and the id bound: boxes that hit lie in the
+    same or next strips, and ids +-1 never reach another group's keys."""
+    low, _, _, forth = _extents(xp, thresh, bbox, 1)
+    n = len(low)
+    height = float((forth - low).max()) * (1 + _REACH_MARGIN)
+    span = float(low.max() - low.min())
+    n_strip = min(n, (1 << 62) // (n * n_group + 1) - 3)
+    if not (0 < height < float('inf') and span < float('inf')) or n_strip < 1:
+        return xp.ones(n, dtype=xp.int64), 3
+    height = max(height, span / n_strip)
+    strip = xp.floor((low - low.min()) / height).astype(xp.int64) + 1
+    return strip, int(strip.max()) + 2
+
+
+def _geometry(xp, thresh, sorted_data):
+    """Everything the pair search needs about the rank-sorted boxes, computed once."""
+    bbox, area, label = sorted_data
+    group = xp.zeros(len(bbox), dtype=xp.int64)
+    if label is not None:
+        group = xp.unique(label, return_inverse=True)[1].reshape(-1).astype(xp.int64)
+    strip, n_strip = _strips(xp, thresh, bbox, int(group.max()) + 1)
+    columns = [xp.ascontiguousarray(bbox[:, k]) for k in range(4)] + [area]
+    return {'thresh': thresh, 'x': _extents(xp, thresh, bbox, 0), 'columns': columns,
+            'base': group * n_strip + strip}
+
+
+def _layout(xp, geometry, data):
+    """The boxes ``data`` sorted by key = (group, strip) * len(data) + rank along x."""
+    low = geometry['x'][0][data]
+    by_low = xp.argsort(low, kind='stable')
+    rank = xp.empty(len(data), dtype=xp.int64)
+    rank[by_low] = xp.arange(len(data))
+    key = geometry['base'][data] * len(data) + rank
+    by_key = xp.argsort(key)
+    return data[by_key], key[by_key], low[by_low]
+
+
+def _ranges(xp, geometry, layout, query):
+    """Per query box and strip offset -1, 0, +1: the range of layout positions that may hit.
+
+    ``query=None`` pairs the layout's boxes with each other (each pair once, from the
+    box earlier along x); otherwise the query boxes, disjoint from the layout, are
+    paired with the layout's boxes on both sides along x.
+    """
+    members, key, sorted_low = layout
+    _, high, back, forth = geometry['x']
+    n = len(members)
+    if query is None:
+        query, side = members, 'right'
+        first = key % n
+    else:
+        side = 'left'
+        first = xp.searchsorted(sorted_low, back[query], side='left')
+    last = xp.minimum(xp.searchsorted(sorted_low, high[query], side='left'),
+                      xp.searchsorted(sorted_low, forth[query], side='right'))
+    starts, stops = [], []
+    for offset in (-1, 0, 1):
+        base = (geometry['base'][query] + offset) * n
+        starts.append(xp.searchsorted(key, base + first, side=side))
+        stops.append(xp.searchsorted(key, base + last, side='left'))
+    start = xp.concatenate(starts)
+    return xp.tile(query, 3), start, xp.maximum(xp.concatenate(stops) - start, 0)
+
+
+def _hit_pairs(xp, geometry, layout, ranges):
+    """Expand the ranges in chunks of about ``_CHUNK`` pairs; keep the pairs that hit.
+
+    Returns (near, far): positions in the rank order of the boxes of each hit pair.
+    """
+    near, start, count = ranges
+    members = layout[0]
+    offset = xp.cumsum(count)
+    total = int(offset[-1]) if len(offset) else 0
+    splits = xp.searchsorted(offset, xp.arange(_CHUNK, total, _CHUNK), side='left') + 1
+    bounds = [0, *sorted(set(splits.tolist()) - {len(near)}), len(near)]
+    # NOTE: the far side is read in layout order, where each range is contiguous, and
+    # the near side is repeated: both are cheaper than gathers by rank position.
+    far_columns = [column[members] for column in geometry['columns']]
+    nears, fars = [], []
+    for begin, stop in itertools.pairwise(bounds):
+        size = count[begin:stop]
+        first = offset[begin:stop] - size
+        far = xp.arange(int(offset[stop - 1] - first[0]))
+        far += xp.repeat(start[begin:stop] - (first - first[0]), size)
+        a = [xp.repeat(column[near[begin:stop]], size) for column in geometry['columns']]
+        b = [xp.take(column, far) for column in far_columns]
+        hit = _hits(geometry['thresh'], a[:4], a[4], b[:4], b[4])
+        nears.append(xp.repeat(near[begin:stop], size)[hit])
+        fars.append(members[far[hit]])
+    return xp.concatenate(nears), xp.concatenate(fars)
+
+
+def _solve(xp, geometry, data):
+    """Kept boxes of greedy NMS among ``data`` (ascending rank positions) alone."""
+    if len(data) == 0:
+        return data
+    layout = _layout(xp, geometry, data)
+    near, far = _hit_pairs(xp, geometry, layout, _ranges(xp, geometry, layout, None))
+    source = xp.searchsorted(data, xp.minimum(near, far))
+    target = xp.searchsorted(data, xp.maximum(near, far))
+    return data[_resolve_graph(xp, len(data), source, target)]
+
+
+def _not_hit(xp, geometry, kept, data):
+    """The boxes of ``data`` that no box of ``kept`` hits."""
+    if len(kept) == 0 or len(data) == 0:
+        return data
+    layout = _layout(xp, geometry, data)
+    _, far = _hit_pairs(xp, geometry, layout, _ranges(xp, geometry, layout, kept))
+    alive = xp.ones(len(data), dtype=bool)
+    alive[xp.searchsorted(data, far)] = False
+    return data[alive]
+
+
+def _first_of_each_group(xp, label):
+    """Rank positions of the best box of each label (thresh <= 0: every pair hits)."""
+    if label is None:
+        return xp.zeros(1, dtype=xp.int64)
+    return xp.sort(xp.unique(label, return_index=True)[1])
+
+
+def _nms_sorted(thresh, sorted_data):
+    """Kept positions (in the rank order) of greedy NMS over rank-sorted boxes.
+
+    The best ``_HEAD_FRACTION`` of the boxes is solved first and its kept boxes drop
+    what they hit among the rest, so that clusters of boxes around one object are
+    removed before the pairs inside them are ever listed.
+    """
+    bbox, area, label = sorted_data
     xp = backend.get_array_module(bbox)
     n = len(bbox)
-    alive = xp.ones(n, dtype=bool)
-    kept_parts, n_kept = [], 0
-    for start in range(0, n, _BLOCK):
-        stop = min(start + _BLOCK, n)
-        candidates = start + xp.nonzero(alive[start:stop])[0]
-        if len(candidates) == 0:
-            continue
-        hit = xp.triu(_hits_with_label(thresh, sorted_data, candidates, candidates), 1)
-        kept = candidates[_resolve_block(xp, hit)]
-        kept_parts.append(kept)
-        n_kept += len(kept)
-        if limit is not None and n_kept >= limit:
-            break
-        rest = stop + xp.nonzero(alive[stop:])[0]
-        if len(rest) and len(kept):
-            alive[rest[_hits_with_label(thresh, sorted_data, kept, rest).any(axis=0)]] = False
-    if not kept_parts:
-        return xp.zeros(0, dtype=xp.int64)
-    kept = xp.concatenate(kept_parts)
-    return kept if limit is None else kept[:limit]
+    if thresh <= 0:
+        return _first_of_each_group(xp, label)
+    if n <= _DENSE_MAX:
+        box = bbox.T
+        hit = xp.triu(_hits(thresh, box[:, :, None], area[:, None], box[:, None, :],
+                            area[None, :]), 1)
+        if label is not None:
+            hit &= label[:, None] == label[None, :]
+        return _resolve_dense(xp, hit)
+    geometry = _geometry(xp, thresh, sorted_data)
+    n_head = max(_DENSE_MAX, int(n * _HEAD_FRACTION))
+    kept = _solve(xp, geometry, xp.arange(min(n_head, n)))
+    if n_head >= n:
+        return kept
+    rest = xp.arange(n_head, n)
+    if len(kept) > _HEAD_FRACTION_KEPT * n_head:
+        # Few suppressions: one more pass over the kept head and the rest is cheaper.
+        return _solve(xp, geometry, xp.concatenate([kept, rest]))
+    rest = _not_hit(xp, geometry, kept, rest)
+    return xp.concatenate([kept, _solve(xp, geometry, rest)])
 
 
 def _check_arguments(bbox, thresh, score, limit):
@@ -141,8 +319,8 @@ def non_maximum_suppression(bbox, thresh, score=None, limit=None):
     if len(bbox) == 0 or limit == 0:
         return xp.zeros(0, dtype=xp.int32)
     order, sorted_data = _sorted_data(bbox, score)
-    kept = _nms_sorted(float(thresh), sorted_data, limit)
-    return order[kept].astype(xp.int32)
+    kept = _nms_sorted(float(thresh), sorted_data)
+    return order[kept[:limit]].astype(xp.int32)
 
 
 def batched_non_maximum_suppression(bbox, score, label, thresh, limit=None):
@@ -177,5 +355,5 @@ def batched_non_maximum_suppression(bbox, score, label, thresh, limit=None):
     if len(bbox) == 0 or limit == 0:
         return xp.zeros(0, dtype=xp.int32)
     order, sorted_data = _sorted_data(bbox, score, label)
-    kept = _nms_sorted(float(thresh), sorted_data, limit)
-    return order[kept].astype(xp.int32)
+    kept = _nms_sorted(float(thresh), sorted_data)
+    return order[kept[:limit]].astype(xp.int32)
