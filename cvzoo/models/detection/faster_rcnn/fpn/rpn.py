@@ -1,0 +1,101 @@
+"""FPN's region proposal network: one head shared by all levels, 3 anchors per cell."""
+
+import numpy
+
+import cvzoo.core.functions as F
+import cvzoo.core.links as L
+from cvzoo.core import config, initializers
+from cvzoo.models.detection.faster_rcnn import anchors, bbox_coder
+from cvzoo.utils import nms
+
+
+class FPNRegionProposalNetwork(L.Chain):
+    """RPN over the levels of an FPN (ChainerCV's ``RPN``, names ``conv``, ``loc``, ``conf``).
+
+    Each level l holds anchors of side ``32 * 2 ** l`` at ratios 0.5, 1, 2; ``conf`` is
+    one objectness logit per anchor (sigmoid). Proposals: per image and level the
+    ``n_pre_nms`` best anchors are decoded (dw, dh clipped at log(1000 / 16)), clipped
+    to the input, empty ones dropped and suppressed at IoU 0.7 keeping ``n_post_nms``;
+    the ``n_post_nms`` best over the levels are the RoIs.
+
+    Args:
+        scales (tuple of float): feature pixels per input pixel of each level.
+        in_channels (int): channels of the FPN's maps.
+    """
+
+    anchor_size = 32
+    anchor_ratios = (0.5, 1, 2)
+    nms_thresh = 0.7
+    n_train_pre_nms, n_train_post_nms = 2000, 2000
+    n_test_pre_nms, n_test_post_nms = 1000, 1000
+
+    def __init__(self, scales, in_channels=256):
+        super().__init__()
+        self.scales = tuple(scales)
+        init = {'initialW': initializers.Normal(0.01)}
+        n_anchor = len(self.anchor_ratios)
+        with self.init_scope():
+            self.conv = L.Convolution2D(in_channels, 256, 3, 1, 1, **init)
+            self.loc = L.Convolution2D(256, n_anchor * 4, 1, **init)
+            self.conf = L.Convolution2D(256, n_anchor, 1, **init)
+
+    def heads(self, hs):
+        """Per level: ``locs`` (B, K_l, 4) and ``confs`` (B, K_l) Variables."""
+        locs, confs = [], []
+        for h in hs:
+            h = F.relu(self.conv(h))
+            B = h.shape[0]
+            locs.append(F.reshape(F.transpose(self.loc(h), (0, 2, 3, 1)), (B, -1, 4)))
+            confs.append(F.reshape(F.transpose(self.conf(h), (0, 2, 3, 1)), (B, -1)))
+        return locs, confs
+
+    def anchors(self, sizes):
+        """Per level, (K_l, 4) float32 anchors for maps of the given (H_l, W_l)."""
+        return [anchors.fpn_level_anchors(self.xp, size, self.scales[level],
+                                          self.anchor_size * 2 ** level, self.anchor_ratios)
+                for level, size in enumerate(sizes)]
+
+    def forward(self, hs, img_size, scales=None):
+        """Offsets, objectness, RoIs and anchors of a batch.
+
+        Args:
+            hs (list of Variable): the FPN's maps.
+            img_size (tuple of int): (H, W) of the (padded) input.
+            scales: unused (the FPN keeps every non-empty box).
+
+        Returns:
+            tuple: ``locs`` and ``confs`` (lists over levels), ``rois`` (R, 4) float32
+            and ``roi_indices`` (R,) int32 arrays, ``anchors`` (list over levels).
+        """
+        locs, confs = self.heads(hs)
+        level_anchors = self.anchors([h.shape[2:] for h in hs])
+        rois, roi_indices = self.propose(locs, confs, level_anchors, img_size)
+        return locs, confs, rois, roi_indices, level_anchors
+
+    def propose(self, locs, confs, level_anchors, img_size):
+        """RoIs of a batch; see the class docstring."""
+        if config.config.train:
+            n_pre_nms, n_post_nms = self.n_train_pre_nms, self.n_train_post_nms
+        else:
+            n_pre_nms, n_post_nms = self.n_test_pre_nms, self.n_test_post_nms
+        xp = self.xp
+        H, W = img_size
+        limits = xp.asarray([W, H, W, H], numpy.float32)
+        rois, roi_indices = [], []
+        for i in range(locs[0].shape[0]):  # NOTE: images x levels NMS calls, a handful
+            roi, conf = [], []
+            for loc, level_conf, anchor in zip(locs, confs, level_anchors):
+                order = xp.argsort(-level_conf.array[i], kind='stable')[:n_pre_nms]
+                box = bbox_coder.loc2bbox(anchor[order], loc.array[i][order],
+                                          bbox_coder.EXP_CLIP)
+                box = xp.clip(box, 0, limits)
+                keep = xp.nonzero((box[:, 2:] > box[:, :2]).all(axis=1))[0]
+                kept = keep[nms.non_maximum_suppression(box[keep], self.nms_thresh,
+                                                        limit=n_post_nms)]
+                roi.append(box[kept])
+                conf.append(level_conf.array[i][order][kept])
+            order = xp.argsort(-xp.concatenate(conf), kind='stable')[:n_post_nms]
+            rois.append(xp.concatenate(roi)[order])
+            roi_indices.append(xp.full(len(order), i, dtype=numpy.int32))
+        return (xp.concatenate(rois).astype(numpy.float32, copy=False),
+                xp.concatenate(roi_indices))
