@@ -31,5 +31,10 @@ class Normalize(L.Link):
 
     def forward(self, x):
         """(B, C, H, W) -> (B, C, H, W) normalised and scaled."""
-        h = F.normalize(x, eps=self.eps, axis=1)
+        # NOTE: not F.normalize: its sqrt has an infinite derivative where a pixel's
+        # channels are all 0 (common after ReLU), which makes the gradient NaN. The 1e-20
+        # under the root keeps it finite and moves the norm by at most 1e-10.
+        squared = F.sum(x * x, axis=1, keepdims=True)
+        norm = F.sqrt(squared + 1e-20) + self.eps
+        h = x / F.broadcast_to(norm, x.shape)
         return h * F.broadcast_to(self.scale.reshape(1, -1, 1, 1), h.shape)
