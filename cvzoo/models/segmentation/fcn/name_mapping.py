@@ -6,7 +6,8 @@ has the leaves ``weight``/``bias`` (``W``/``b``), kind ``'bn'`` has ``weight``, 
 ``num_batches_tracked`` (dropped; cvzoo's ``N`` is set to 0). The tables are built from
 the architecture, so a file is checked against the model in both directions:
 :func:`convert` names, in one message, every key of the file that the model does not
-have and every parameter of the model that the file does not give.
+have, every parameter of the model that the file does not give and every key whose
+shape differs from the model's.
 """
 
 from cvzoo import errors
@@ -68,8 +69,9 @@ def convert(model, raw, table, file_kind, drop_prefixes=()):
         dict: cvzoo path -> array, BN counts ``N`` included.
 
     Raises:
-        cvzoo.errors.WeightLoadError: keys of the file without a counterpart and
-            parameters of the model the file lacks, all named at once.
+        cvzoo.errors.WeightLoadError: keys of the file without a counterpart,
+            parameters of the model the file lacks and keys of the wrong shape, all
+            named at once (by their torchvision names).
     """
     arrays, unused = {}, []
     for key, value in raw.items():
@@ -87,8 +89,12 @@ def convert(model, raw, table, file_kind, drop_prefixes=()):
     reverse = {cvzoo_prefix: (torch_prefix, kind)
                for torch_prefix, (cvzoo_prefix, kind) in table.items()}
     missing = [_torch_key(path, reverse) for path in own.target if path not in arrays]
-    if unused or missing:
+    misshaped = [f'{_torch_key(path, reverse)} {arrays[path].shape} (expected {value.shape})'
+                 for path, value in own.target.items()
+                 if path in arrays and arrays[path].shape != value.shape]
+    if unused or missing or misshaped:
         raise errors.WeightLoadError(
             f'{file_kind}: {len(missing)} keys missing from the file: {sorted(missing)}; '
-            f'{len(unused)} keys of the file unused: {sorted(unused)}')
+            f'{len(unused)} keys of the file unused: {sorted(unused)}; {len(misshaped)} '
+            f'keys of the wrong shape: {sorted(misshaped)}')
     return arrays
