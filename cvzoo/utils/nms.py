@@ -16,10 +16,10 @@ is ``>= thresh``. No Python step per box is taken:
    longest keep/drop chain (a few in practice, one per two boxes for a chain of boxes
    each hitting the next).
 
-The best ``_HEAD_FRACTION`` of the boxes is solved first; when it drops many boxes, its
-kept boxes first drop what they hit among the rest, so that the clusters around each
-object are gone before the pairs inside them are listed. Inputs of at most
-``_DENSE_MAX`` boxes use one dense hit matrix instead. See bench/bench_nms.py and the
+The best ``_HEAD_FRACTION`` of the boxes is solved first and its kept boxes drop what
+they hit among the rest, so that the clusters around each object are gone before the
+pairs inside them are listed. Inputs of at most ``_DENSE_MAX`` boxes use one dense hit
+matrix instead. See bench/bench_nms.py and the
 NMS section of docs/benchmarks.md for timings.
 """
 
@@ -28,10 +28,9 @@ import numbers
 
 from cvzoo.core import backend
 
-_CHUNK = 1 << 19
+_CHUNK = 1 << 14
 _DENSE_MAX = 64
 _HEAD_FRACTION = 0.125
-_HEAD_FRACTION_KEPT = 0.5
 # NOTE: the reach of a box (how far along the sweep axis a partner may start) is
 # shortened by the threshold only for float32 boxes, with a relative margin far above
 # float32 rounding, so that no pair the float32 IoU test would accept is left out.
@@ -259,11 +258,7 @@ def _nms_sorted(thresh, sorted_data):
     kept = _solve(xp, geometry, xp.arange(min(n_head, n)))
     if n_head >= n:
         return kept
-    rest = xp.arange(n_head, n)
-    if len(kept) > _HEAD_FRACTION_KEPT * n_head:
-        # Few suppressions: one more pass over the kept head and the rest is cheaper.
-        return _solve(xp, geometry, xp.concatenate([kept, rest]))
-    rest = _not_hit(xp, geometry, kept, rest)
+    rest = _not_hit(xp, geometry, kept, xp.arange(n_head, n))
     return xp.concatenate([kept, _solve(xp, geometry, rest)])
 
 

@@ -104,8 +104,7 @@ def test_batched_thresh_zero_keeps_the_best_of_each_class(rng):
 
 @pytest.mark.parametrize('setting, value', [
     ('_CHUNK', 7), ('_DENSE_MAX', 0), ('_HEAD_FRACTION', 0.01), ('_HEAD_FRACTION', 1.0),
-    ('_HEAD_FRACTION_KEPT', 0.0), ('_HEAD_FRACTION_KEPT', 1.0),
-], ids=['tiny-chunks', 'no-dense', 'small-head', 'all-head', 'always-rejoin', 'never-rejoin'])
+], ids=['tiny-chunks', 'no-dense', 'small-head', 'all-head'])
 @pytest.mark.parametrize('kind', ['clustered', 'sparse'])
 def test_internal_settings_do_not_change_the_result(rng, monkeypatch, setting, value, kind):
     monkeypatch.setattr(nms_module, setting, value)
