@@ -50,8 +50,8 @@ def _torch_key(path, reverse):
     if prefix not in reverse:
         return path
     torch_prefix, kind = reverse[prefix]
-    torch_leaf = {v: k for k, v in LEAVES[kind].items() if v}[leaf]
-    return f'{torch_prefix}.{torch_leaf}'
+    torch_leaf = {v: k for k, v in LEAVES[kind].items() if v}.get(leaf)
+    return path if torch_leaf is None else f'{torch_prefix}.{torch_leaf}'
 
 
 def convert(model, raw, table, file_kind, drop_prefixes=()):
@@ -88,7 +88,9 @@ def convert(model, raw, table, file_kind, drop_prefixes=()):
     model.serialize(own)
     reverse = {cvzoo_prefix: (torch_prefix, kind)
                for torch_prefix, (cvzoo_prefix, kind) in table.items()}
-    missing = [_torch_key(path, reverse) for path in own.target if path not in arrays]
+    # NOTE: BN's batch count ``N`` is cvzoo's own; a missing BN is named by its leaves.
+    missing = [_torch_key(path, reverse) for path in own.target
+               if path not in arrays and not path.endswith('/N')]
     misshaped = [f'{_torch_key(path, reverse)} {arrays[path].shape} (expected {value.shape})'
                  for path, value in own.target.items()
                  if path in arrays and arrays[path].shape != value.shape]
