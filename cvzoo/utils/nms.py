@@ -128,26 +128,39 @@ def _strips(xp, thresh, bbox, n_group):
 
 
 def _geometry(xp, thresh, sorted_data):
-    """Everything the pair search needs about the rank-sorted boxes, computed once."""
+    """Everything the pair search needs about the rank-sorted boxes, computed once.
+
+    Along x every box gets its rank by x_min and the rank bounds of its partners:
+    ``first`` (the first that may start before it) and ``last`` (one past the last that
+    may start after it).
+    """
     bbox, area, label = sorted_data
-    group = xp.zeros(len(bbox), dtype=xp.int64)
+    n = len(bbox)
+    group = xp.zeros(n, dtype=xp.int64)
     if label is not None:
         group = xp.unique(label, return_inverse=True)[1].reshape(-1).astype(xp.int64)
     strip, n_strip = _strips(xp, thresh, bbox, int(group.max()) + 1)
-    columns = [xp.ascontiguousarray(bbox[:, k]) for k in range(4)] + [area]
-    return {'thresh': thresh, 'x': _extents(xp, thresh, bbox, 0), 'columns': columns,
-            'base': group * n_strip + strip}
+    low, high, back, forth = _extents(xp, thresh, bbox, 0)
+    # NOTE: any order of equal x_min works; bounds are searched in x_min order, where
+    # they are nearly sorted too, which makes searchsorted several times faster.
+    by_low = xp.argsort(low)
+    sorted_low = low[by_low]
+    rank = xp.empty(n, dtype=xp.int64)
+    rank[by_low] = xp.arange(n)
+    first, last = xp.empty_like(rank), xp.empty_like(rank)
+    first[by_low] = xp.searchsorted(sorted_low, back[by_low], side='left')
+    last[by_low] = xp.minimum(xp.searchsorted(sorted_low, high[by_low], side='left'),
+                              xp.searchsorted(sorted_low, forth[by_low], side='right'))
+    return {'thresh': thresh, 'n': n, 'base': group * n_strip + strip, 'rank': rank,
+            'first': first, 'last': last,
+            'columns': [xp.ascontiguousarray(bbox[:, k]) for k in range(4)] + [area]}
 
 
 def _layout(xp, geometry, data):
-    """The boxes ``data`` sorted by key = (group, strip) * len(data) + rank along x."""
-    low = geometry['x'][0][data]
-    by_low = xp.argsort(low, kind='stable')
-    rank = xp.empty(len(data), dtype=xp.int64)
-    rank[by_low] = xp.arange(len(data))
-    key = geometry['base'][data] * len(data) + rank
+    """The boxes ``data`` and their keys (group, strip) * n + rank, sorted by key."""
+    key = geometry['base'][data] * geometry['n'] + geometry['rank'][data]
     by_key = xp.argsort(key)
-    return data[by_key], key[by_key], low[by_low]
+    return data[by_key], key[by_key]
 
 
 def _ranges(xp, geometry, layout, query):
@@ -157,24 +170,30 @@ def _ranges(xp, geometry, layout, query):
     box earlier along x); otherwise the query boxes, disjoint from the layout, are
     paired with the layout's boxes on both sides along x.
     """
-    members, key, sorted_low = layout
-    _, high, back, forth = geometry['x']
-    n = len(members)
+    members, key = layout
     if query is None:
-        query, side = members, 'right'
-        first = key % n
+        query, side, first = members, 'right', geometry['rank'][members]
     else:
-        side = 'left'
-        first = xp.searchsorted(sorted_low, back[query], side='left')
-    last = xp.minimum(xp.searchsorted(sorted_low, high[query], side='left'),
-                      xp.searchsorted(sorted_low, forth[query], side='right'))
+        side, first = 'left', geometry['first'][query]
+    last = geometry['last'][query]
     starts, stops = [], []
     for offset in (-1, 0, 1):
-        base = (geometry['base'][query] + offset) * n
+        base = (geometry['base'][query] + offset) * geometry['n']
         starts.append(xp.searchsorted(key, base + first, side=side))
         stops.append(xp.searchsorted(key, base + last, side='left'))
     start = xp.concatenate(starts)
     return xp.tile(query, 3), start, xp.maximum(xp.concatenate(stops) - start, 0)
+
+
+def _range_owner(xp, first, n_pair):
+    """For each pair of a chunk, the index of its range, given the ranges' first pairs.
+
+    Equals ``repeat(arange(len(first)), count)`` for counts >= 1, written without
+    repeat, whose counts would have to be read back to the host on a GPU.
+    """
+    mark = xp.zeros(n_pair, dtype=xp.int64)
+    mark[first[1:]] = 1
+    return xp.cumsum(mark)
 
 
 def _hit_pairs(xp, geometry, layout, ranges):
@@ -182,25 +201,29 @@ def _hit_pairs(xp, geometry, layout, ranges):
 
     Returns (near, far): positions in the rank order of the boxes of each hit pair.
     """
-    near, start, count = ranges
+    nonempty = xp.nonzero(ranges[2])[0]
+    near, start, count = (array[nonempty] for array in ranges)
     members = layout[0]
     offset = xp.cumsum(count)
     total = int(offset[-1]) if len(offset) else 0
+    if total == 0:
+        return xp.zeros(0, dtype=xp.int64), xp.zeros(0, dtype=xp.int64)
     splits = xp.searchsorted(offset, xp.arange(_CHUNK, total, _CHUNK), side='left') + 1
     bounds = [0, *sorted(set(splits.tolist()) - {len(near)}), len(near)]
-    # NOTE: the far side is read in layout order, where each range is contiguous, and
-    # the near side is repeated: both are cheaper than gathers by rank position.
+    # NOTE: the far side is read in layout order, where each range is contiguous.
     far_columns = [column[members] for column in geometry['columns']]
     nears, fars = [], []
     for begin, stop in itertools.pairwise(bounds):
-        size = count[begin:stop]
-        first = offset[begin:stop] - size
-        far = xp.arange(int(offset[stop - 1] - first[0]))
-        far += xp.repeat(start[begin:stop] - (first - first[0]), size)
-        a = [xp.repeat(column[near[begin:stop]], size) for column in geometry['columns']]
+        first = offset[begin:stop] - count[begin:stop]
+        first -= first[0]
+        n_pair = int(offset[stop - 1] - offset[begin] + count[begin])
+        owner = _range_owner(xp, first, n_pair)
+        pair_near = xp.take(near[begin:stop], owner)
+        far = xp.arange(n_pair) + xp.take(start[begin:stop] - first, owner)
+        a = [xp.take(column, pair_near) for column in geometry['columns']]
         b = [xp.take(column, far) for column in far_columns]
         hit = _hits(geometry['thresh'], a[:4], a[4], b[:4], b[4])
-        nears.append(xp.repeat(near[begin:stop], size)[hit])
+        nears.append(pair_near[hit])
         fars.append(members[far[hit]])
     return xp.concatenate(nears), xp.concatenate(fars)
 
@@ -282,7 +305,7 @@ def _sorted_data(bbox, score, label=None):
     else:
         # NOTE: a stable sort of -score breaks ties by the lower index, repeatably.
         order = xp.argsort(-score, kind='stable')
-    if not xp.issubdtype(bbox.dtype, xp.floating):
+    if bbox.dtype.kind != 'f':
         bbox = bbox.astype(xp.float32)
     sorted_bbox = bbox[order]
     size = xp.maximum(sorted_bbox[:, 2:] - sorted_bbox[:, :2], 0)
