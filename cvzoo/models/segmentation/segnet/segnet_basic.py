@@ -3,6 +3,7 @@
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import initializers
+from cvzoo.datasets.camvid import camvid_label_names
 from cvzoo.models import zoo
 from cvzoo.models.segmentation import segmentation_model
 
@@ -25,8 +26,10 @@ class SegNetBasic(segmentation_model.SegmentationModel):
     classifier. The parameter names are ChainerCV's (``conv1``, ``conv1_bn``, ...,
     ``conv_decode1_bn``, ``conv_classifier``), so its .npz files load as they are.
 
-    Weights keys: none yet (ChainerCV's ``camvid`` file is not in the zoo: its sha256
-    is not known here); load a ChainerCV .npz with ``pretrained_model=PATH``.
+    Weights keys: ``'camvid'`` (ChainerCV's segnet_camvid_trained_2018_12_05.npz, the
+    file behind ChainerCV's own ``SegNetBasic(pretrained_model='camvid')``; mIoU 49.4 %
+    on the CamVid test split as ChainerCV reports, against 46.3 % in the paper). A
+    ChainerCV .npz also loads with ``pretrained_model=PATH``.
 
     predict() runs the network at each image's own size on RGB values in [0, 255], and
     resizes the scores back when pooling odd sizes made them larger, as ChainerCV does.
@@ -92,6 +95,18 @@ class SegNetBasic(segmentation_model.SegmentationModel):
             h = self[f'conv_decode{k}_bn'](self[f'conv_decode{k}'](h))
         return self.conv_classifier(h)
 
+    def convert_weights(self, raw, source):
+        """Take a ChainerCV- or cvzoo-named file as it is (zoo hook); the names agree.
+
+        Raises:
+            ValueError: another ``source``.
+        """
+        if source not in ('chainercv', 'cvzoo'):
+            raise ValueError(f"source: SegNetBasic loads 'chainercv' or 'cvzoo' names, got "
+                             f'{source!r}')
+        # NOTE: Chainer's save_npz of a link inside a chain may write '/conv1/W'.
+        return {key.removeprefix('/'): value for key, value in raw.items()}
+
 
 def _unpool(x, indexes):
     """Put x's values back where the 2x2 maxima were; x is cropped to the indexes' size.
@@ -104,4 +119,20 @@ def _unpool(x, indexes):
     return F.upsampling_2d(x, indexes, 2, 2, outsize=(2 * h, 2 * w))
 
 
-SegNetBasic.weights = {}
+SegNetBasic.weights = {
+    'camvid': zoo.Weights(
+        url='https://chainercv-models.preferred.jp/segnet_camvid_trained_2018_12_05.npz',
+        sha256=zoo.UNPUBLISHED, source_format='chainercv_npz', n_class=11,
+        label_names=camvid_label_names.camvid_label_names,
+        preset=RAW_PRESET,
+        reported=zoo.Score(
+            metric='miou', value=0.494, dataset='camvid_test',
+            source='ChainerCV examples/semantic_segmentation/README.md, CamVid table '
+                   '(ChainerCV 49.4 %; the SegNet paper reports 46.3 %)'),
+        notes='Trained by ChainerCV (examples/segnet, whose README lists '
+              'segnet_camvid_2017_05_28.npz at mIoU 49.39 %: most likely these weights '
+              'before ChainerCV moved its files; not verified here). ChainerCV publishes no '
+              'sha256: the first download records it. predict() runs at each image\'s '
+              'own size (CamVid: 360x480), as ChainerCV does.',
+        convert_from='chainercv'),
+}

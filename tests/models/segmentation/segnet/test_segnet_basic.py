@@ -89,10 +89,32 @@ def test_load_a_chainercv_npz(tmp_path, rng):
     numpy.testing.assert_array_equal(model.conv_classifier.b.array, arrays['conv_classifier/b'])
 
 
-def test_registered_without_weights():
+def test_zoo_entry():
     assert 'segnet_basic' in zoo.list_models('semantic_segmentation')
-    assert segnet_basic.SegNetBasic.weights == {}
-    assert zoo.schema_problems(zoo.Weights(
-        url='https://example.org/x.npz', sha256='ab' * 32, source_format='chainercv_npz',
-        n_class=11, label_names=tuple('abcdefghijk'), preset=segnet_basic.RAW_PRESET,
-        reported=zoo.Score('miou', 0.494, 'camvid_test', 'ChainerCV README'))) == []
+    entry = segnet_basic.SegNetBasic.weights['camvid']
+    assert zoo.schema_problems(entry) == []
+    assert entry.sha256 == zoo.UNPUBLISHED and entry.n_class == 11
+    assert entry.url.endswith('segnet_camvid_trained_2018_12_05.npz')
+    assert entry.reported == zoo.Score('miou', 0.494, 'camvid_test', entry.reported.source)
+    assert entry.label_names[0] == 'Sky' and entry.convert_from == 'chainercv'
+
+
+def test_zoo_key_loads_and_remakes_the_head(tmp_path, rng, monkeypatch):
+    arrays = _chainercv_npz(tmp_path / 'segnet.npz', rng, 11)
+    monkeypatch.setattr(zoo, 'fetch_weights', lambda entry: [str(tmp_path / 'segnet.npz')])
+    model = segnet_basic.SegNetBasic(pretrained_model='camvid')
+    assert model.n_class == 11 and model.label_names[0] == 'Sky'
+    numpy.testing.assert_array_equal(model.conv1.W.array, arrays['conv1/W'])
+    model = segnet_basic.SegNetBasic(n_class=4, pretrained_model='camvid')
+    assert model.conv_classifier.W.shape == (4, 64, 1, 1) and model.label_names is None
+    numpy.testing.assert_array_equal(model.conv_decode1.W.array, arrays['conv_decode1/W'])
+
+
+def test_rooted_names_and_unknown_source(tmp_path, rng):
+    arrays = _chainercv_npz(tmp_path / 'plain.npz', rng, 11)
+    numpy.savez(tmp_path / 'rooted.npz', **{'/' + k: v for k, v in arrays.items()})
+    model = segnet_basic.SegNetBasic(n_class=11)
+    converted = model.convert_weights(dict(numpy.load(tmp_path / 'rooted.npz')), 'chainercv')
+    assert set(converted) == set(arrays)
+    with pytest.raises(ValueError, match='source'):
+        model.convert_weights({}, 'torch')
