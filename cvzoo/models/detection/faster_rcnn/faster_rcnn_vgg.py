@@ -7,6 +7,8 @@ VGG16's convolutions up to conv5_3 (stride 16; the 2x2 max poolings keep Chainer
 VGG16's fc6 and fc7 as the RoI head, which predicts per class offsets and scores.
 """
 
+import os
+
 import numpy
 
 import cvzoo.core.functions as F
@@ -15,6 +17,7 @@ from cvzoo.core import initializers
 from cvzoo.datasets.imagenet import imagenet_label_names
 from cvzoo.datasets.voc.voc_label_names import voc_bbox_label_names
 from cvzoo.models import zoo
+from cvzoo.models.converters import file_format
 from cvzoo.models.classification.vgg import conv2d_activ, vgg16
 from cvzoo.models.detection.faster_rcnn import faster_rcnn, region_proposal_network
 
@@ -102,6 +105,8 @@ class FasterRCNNVGG16(faster_rcnn.FasterRCNN):
         pretrained_model (str or None): a weights key, a local file (cvzoo or ChainerCV
             .npz) or None for random weights.
         min_size, max_size (int): the resize rule (600 and 1000).
+        source (str or None): names of a local file: 'cvzoo' (default) or 'chainercv'
+            (y-first offset layers; the names alone cannot tell them apart).
         ratios, anchor_scales: of the RPN's anchors.
         proposal_creator_params (dict or None): arguments of the ProposalCreator.
 
@@ -111,10 +116,11 @@ class FasterRCNNVGG16(faster_rcnn.FasterRCNN):
     """
 
     feat_stride = 16
+    class_bias_keys = ('head/score/b',)
 
     def __init__(self, n_fg_class=None, pretrained_model=None, *, min_size=600,
                  max_size=1000, ratios=(0.5, 1, 2), anchor_scales=(8, 16, 32),
-                 proposal_creator_params=None):
+                 proposal_creator_params=None, source=None):
         entry = _full_entry(type(self), pretrained_model)
         n_built = entry.n_class if entry else (n_fg_class or 20)
         vgg_initialW = initializers.Zero() if pretrained_model else initializers.Normal(0.01)
@@ -125,7 +131,7 @@ class FasterRCNNVGG16(faster_rcnn.FasterRCNN):
         head = VGG16RoIHead(n_built + 1, 7, 1 / self.feat_stride, vgg_initialW)
         super().__init__(extractor, rpn, head, VGG16_MEAN, min_size=min_size,
                          max_size=max_size)
-        finish_init(self, entry, n_fg_class, pretrained_model)
+        finish_init(self, entry, n_fg_class, pretrained_model, source)
 
     def convert_weights(self, raw, source):
         """The zoo's conversion hook (ChainerCV or cvzoo names).
@@ -172,11 +178,26 @@ def _full_entry(model_class, pretrained_model):
     return None
 
 
-def finish_init(model, entry, n_fg_class, pretrained_model):
+def _file_n_fg_class(path, bias_keys):
+    """Foreground classes of a detector .npz (from its class-score bias), else None."""
+    if not os.path.isfile(path) or file_format.sniff_format(path) != 'npz':
+        return None
+    with numpy.load(path, allow_pickle=False) as npz:
+        for name in npz.files:
+            if name.removeprefix('/') in bias_keys:
+                return int(npz[name].shape[0]) - 1
+    return None
+
+
+def finish_init(model, entry, n_fg_class, pretrained_model, source=None):
     """Load ``pretrained_model``, take the entry's label names, re-make the head if the
     requested ``n_fg_class`` differs from the built one."""
+    if pretrained_model and entry is None:
+        n_file = _file_n_fg_class(pretrained_model, model.class_bias_keys)
+        if n_file is not None and n_file != model.n_fg_class:
+            model.reset_head(n_file)
     if pretrained_model:
-        zoo.load_weights(model, pretrained_model)
+        zoo.load_weights(model, pretrained_model, source=source)
     if entry is not None:
         model.label_names = tuple(entry.label_names)
         if n_fg_class is not None and n_fg_class != model.n_fg_class:

@@ -46,14 +46,16 @@ class FasterRCNNFPNResNet(faster_rcnn.FasterRCNN):
         pretrained_model (str or None): ``'coco'``, ``'imagenet'`` (the backbone only),
             a local file (cvzoo or ChainerCV .npz) or None for random weights.
         min_size, max_size (int): the resize rule (800 and 1333).
+        source (str or None): names of a local file: 'cvzoo' (default) or 'chainercv'.
     """
 
     presets = FPN_PRESETS
     pad_stride = 32
     exp_clip = bbox_coder.EXP_CLIP
+    class_bias_keys = ('head/conf/b', 'bbox_head/conf/b')
 
     def __init__(self, n_layer, n_fg_class=None, pretrained_model=None, *, min_size=800,
-                 max_size=1333):
+                 max_size=1333, source=None):
         entry = faster_rcnn_vgg._full_entry(type(self), pretrained_model)
         n_built = entry.n_class if entry else (n_fg_class or 80)
         base = _make_base(n_layer, None)
@@ -61,7 +63,7 @@ class FasterRCNNFPNResNet(faster_rcnn.FasterRCNN):
         super().__init__(extractor, rpn.FPNRegionProposalNetwork(FPN_SCALES),
                          bbox_head.FPNBboxHead(n_built + 1, FPN_SCALES), RESNET_MEAN,
                          min_size=min_size, max_size=max_size)
-        faster_rcnn_vgg.finish_init(self, entry, n_fg_class, pretrained_model)
+        faster_rcnn_vgg.finish_init(self, entry, n_fg_class, pretrained_model, source)
 
     def convert_weights(self, raw, source):
         """The zoo's conversion hook (ChainerCV or cvzoo names).
