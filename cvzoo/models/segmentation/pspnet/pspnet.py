@@ -1,6 +1,7 @@
 """PSPNet on a dilated ResNet-50/101, with ChainerCV's sliding-window inference."""
 
 import dataclasses
+import typing
 
 import numpy
 
@@ -55,7 +56,7 @@ class PSPNet(segmentation_model.SegmentationModel):
         head_conv2 (Convolution2D with bias): the head.
     """
 
-    weights: dict = {}
+    weights: typing.ClassVar[dict] = {}
 
     def __init__(self, n_layer, n_class=None, pretrained_model=None, input_size=None, *,
                  initialW=None, flip=True, scales=None):

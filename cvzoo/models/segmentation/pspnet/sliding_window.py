@@ -39,7 +39,7 @@ def window_slices(size, window, stride):
 
 
 def _axis_windows(n, window, stride):
-    n_window = int(math.ceil((n - window) / stride)) + 1
+    n_window = math.ceil((n - window) / stride) + 1
     start = -(window + stride * (n_window - 1) - n) // 2
     windows = []
     for k in range(n_window):
@@ -97,7 +97,7 @@ def tile_scores(predict, img, window, device, *, flip=True, batchsize=1):
         windows that cover it.
     """
     size = img.shape[1:]
-    stride = tuple(int(math.ceil(w * STRIDE_RATE)) for w in window)
+    stride = tuple(math.ceil(w * STRIDE_RATE) for w in window)
     windows = window_slices(size, window, stride)
     probs = predict_with_flip(predict, crop_windows(img, windows, window), device, flip,
                               batchsize)

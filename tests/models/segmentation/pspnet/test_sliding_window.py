@@ -13,7 +13,7 @@ CPU = backend.get_device('cpu')
 
 def _reference_windows(size, window, stride):
     """ChainerCV's convolution_crop layout, written out per window (loops allowed)."""
-    counts = [int(math.ceil((n - w) / s)) + 1 for n, w, s in zip(size, window, stride)]
+    counts = [math.ceil((n - w) / s) + 1 for n, w, s in zip(size, window, stride)]
     starts = [-(w + s * (c - 1) - n) // 2 for n, w, s, c in zip(size, window, stride, counts)]
     windows = []
     for i in range(counts[0]):
@@ -43,7 +43,7 @@ CASES = {'both_sides_larger': ((1024, 2048), (713, 713)), 'one_side': ((90, 200)
 
 @pytest.mark.parametrize('size, window', list(CASES.values()), ids=list(CASES))
 def test_windows_match_the_reference_and_cover_every_pixel(size, window):
-    stride = tuple(int(math.ceil(w * 2 / 3)) for w in window)
+    stride = tuple(math.ceil(w * 2 / 3) for w in window)
     windows = sliding_window.window_slices(size, window, stride)
     assert windows == _reference_windows(size, window, stride)
     covered = numpy.zeros(size, int)
