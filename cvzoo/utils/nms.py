@@ -29,7 +29,7 @@ import numbers
 from cvzoo.core import backend
 
 _CHUNK = 1 << 14
-_DENSE_MAX = 64
+_DENSE_MAX = 128
 _HEAD_FRACTION = 0.125
 # NOTE: the reach of a box (how far along the sweep axis a partner may start) is
 # shortened by the threshold only for float32 boxes, with a relative margin far above
@@ -58,8 +58,17 @@ def _hits(thresh, box_a, area_a, box_b, area_b):
     return hit
 
 
-def _resolve_dense(xp, hit):
-    """Greedy NMS given the (n, n) upper-triangular hit matrix of rank-sorted boxes."""
+def _dense_kept(xp, thresh, box, area, group):
+    """Kept positions of greedy NMS of a few rank-sorted boxes, with one hit matrix.
+
+    ``box`` is the sequence (x_min, y_min, x_max, y_max) of (n,) arrays; ``group`` is
+    None or the (n,) labels.
+    """
+    hit = _hits(thresh, [row[:, None] for row in box], area[:, None],
+                [row[None, :] for row in box], area[None, :])
+    hit = xp.triu(hit, 1)
+    if group is not None:
+        hit &= group[:, None] == group[None, :]
     n = hit.shape[0]
     undecided = xp.ones(n, dtype=bool)
     kept = xp.zeros(n, dtype=bool)
@@ -151,7 +160,8 @@ def _geometry(xp, thresh, sorted_data):
     first[by_low] = xp.searchsorted(sorted_low, back[by_low], side='left')
     last[by_low] = xp.minimum(xp.searchsorted(sorted_low, high[by_low], side='left'),
                               xp.searchsorted(sorted_low, forth[by_low], side='right'))
-    return {'thresh': thresh, 'n': n, 'base': group * n_strip + strip, 'rank': rank,
+    return {'thresh': thresh, 'n': n, 'group': group, 'base': group * n_strip + strip,
+            'rank': rank,
             'first': first, 'last': last,
             'columns': [xp.ascontiguousarray(bbox[:, k]) for k in range(4)] + [area]}
 
@@ -230,8 +240,10 @@ def _hit_pairs(xp, geometry, layout, ranges):
 
 def _solve(xp, geometry, data):
     """Kept boxes of greedy NMS among ``data`` (ascending rank positions) alone."""
-    if len(data) == 0:
-        return data
+    if len(data) <= _DENSE_MAX:
+        columns = [column[data] for column in geometry['columns']]
+        return data[_dense_kept(xp, geometry['thresh'], columns[:4], columns[4],
+                                geometry['group'][data])]
     layout = _layout(xp, geometry, data)
     near, far = _hit_pairs(xp, geometry, layout, _ranges(xp, geometry, layout, None))
     source = xp.searchsorted(data, xp.minimum(near, far))
@@ -270,14 +282,9 @@ def _nms_sorted(thresh, sorted_data):
     if thresh <= 0:
         return _first_of_each_group(xp, label)
     if n <= _DENSE_MAX:
-        box = bbox.T
-        hit = xp.triu(_hits(thresh, box[:, :, None], area[:, None], box[:, None, :],
-                            area[None, :]), 1)
-        if label is not None:
-            hit &= label[:, None] == label[None, :]
-        return _resolve_dense(xp, hit)
+        return _dense_kept(xp, thresh, bbox.T, area, label)
     geometry = _geometry(xp, thresh, sorted_data)
-    n_head = max(_DENSE_MAX, int(n * _HEAD_FRACTION))
+    n_head = int(n * _HEAD_FRACTION) + 1
     kept = _solve(xp, geometry, xp.arange(min(n_head, n)))
     if n_head >= n:
         return kept
