@@ -5,7 +5,8 @@
         --iteration 1500 --batchsize 16 --optimizer adam --lr 2e-3 --out result
 
 Writes ``log`` (JSON lines), ``loss.png``, snapshots and ``model_final.npz`` to --out and
-prints the VOC mAP (11-point metric) of the test split at the end.
+prints the VOC mAP (11-point metric) of the test split at the end. ``--resume`` continues
+from the latest snapshot in --out.
 """
 
 import argparse
@@ -89,7 +90,7 @@ def main(argv=None):
         steps = [args.iteration * 2 // 3, args.iteration * 5 // 6]
         trainer.extend(multistep_shift.MultistepShift('lr', 0.1, steps))
         trainer.extend(observe_lr.observe_lr(), trigger=log_trigger)
-    trainer.extend(snapshot.snapshot(autoload=True, n_retains=1),
+    trainer.extend(snapshot.snapshot(autoload=args.resume, n_retains=1),
                    trigger=(max(args.iteration // 5, 1), 'iteration'))
     trainer.run()
     npz.save_npz(os.path.join(args.out, 'model_final.npz'), model)
@@ -116,7 +117,7 @@ def _parser():
     parser.add_argument('--communicator', default=None)
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--resume', action='store_true',
-                        help='(default behaviour) continue from the snapshot in --out')
+                        help='continue from the latest snapshot in --out')
     return parser
 
 
