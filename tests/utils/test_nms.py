@@ -140,14 +140,19 @@ def test_huge_boxes_and_non_finite_coordinates(rng):
 
 
 def test_pairs_at_the_threshold(rng):
-    """Shifted copies of a box put the IoU right at the threshold along each axis."""
+    """Shifted copies of a box put the IoU at, and a few ulps around, each threshold."""
     base = numpy.array([[10, 20, 30, 60]], numpy.float32)
-    shift = numpy.linspace(0, 20, 401, dtype=numpy.float32)
-    parts = [base, base + shift[:, None] * [1, 0, 1, 0], base + shift[:, None] * [0, 1, 0, 1],
-             base - shift[:, None] * [1, 0, 1, 0], base * (1 + shift[:, None] / 20)]
+    threshes = numpy.array([0.3, 0.5, 0.7, 0.95, 1.0])
+    # a shift by d along x gives IoU (20 - d) / (20 + d); along y, (40 - d) / (40 + d)
+    at_thresh = (1 - threshes) / (1 + threshes) * numpy.array([[20], [40]])
+    jitter = 1 + numpy.arange(-3, 4)[:, None, None] * 1e-7
+    shift = numpy.concatenate([numpy.linspace(0, 20, 41), (at_thresh * jitter).ravel()])
+    shift = shift.astype(numpy.float32)[:, None]
+    parts = [base, base + shift * [1, 0, 1, 0], base + shift * [0, 1, 0, 1],
+             base - shift * [1, 0, 1, 0], base * (1 + shift / 20)]
     bbox = numpy.concatenate(parts).astype(numpy.float32)
-    for thresh in (0.3, 0.5, 0.7, 0.95, 1.0):
-        for _ in range(3):
+    for thresh in threshes:
+        for _ in range(2):
             score = rng.permutation(len(bbox)).astype(numpy.float32)
             numpy.testing.assert_array_equal(non_maximum_suppression(bbox, thresh, score),
                                              _greedy_reference(bbox, thresh, score))
