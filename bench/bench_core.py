@@ -6,7 +6,12 @@ Sections (``--section``, default all):
 - ``conv``: convolution_2d forward and forward+backward on each distinct conv layer shape
   of ResNet-50 (torchvision's v1.5 layout, stride on the 3x3 convolution), the same layer
   as one plain matmul of the same GEMM shape, and torch when it is importable, timed
-  interleaved in the same run.
+  interleaved in the same run;
+- ``network``: a whole ResNet-50 (cvzoo's ``ResNet50(arch='fb')``, random weights, 224 x 224)
+  at batch 1 and 8: inference forward and a training step (forward, softmax cross-entropy,
+  backward, MomentumSGD update), interleaved with a plain PyTorch ResNet-50 of the same
+  layout; then the peak memory (max RSS) of one training step at batch 8, each framework
+  in a fresh subprocess.
 
 Every time is the median of ``--repeat`` runs after one warm-up run. A new section is a
 function ``section_<name>(args)`` plus an entry in SECTIONS.
@@ -212,9 +217,115 @@ def _print_totals(totals, with_torch):
               f'{train / totals[8]:.2f} (forward+backward).')
 
 
+def _cvzoo_network(batch, rng):
+    """Forward and training-step callables of cvzoo's ResNet-50 on one random batch."""
+    from cvzoo.core import optimizers  # noqa: PLC0415
+    from cvzoo.models.classification.resnet.resnet import ResNet50  # noqa: PLC0415
+
+    model = ResNet50(arch='fb')
+    optimizer = optimizers.MomentumSGD(lr=0.01)
+    optimizer.setup(model)
+    x = rng.standard_normal((batch, 3, 224, 224), dtype=numpy.float32)
+    t = rng.integers(0, 1000, batch).astype(numpy.int32)
+
+    def forward():
+        with config_module.using_config('train', False), config_module.no_backprop_mode():
+            model(x)
+
+    def train_step():
+        model.cleargrads()
+        loss = F.softmax_cross_entropy(model(x), t)
+        loss.backward()
+        optimizer.update()
+
+    return forward, train_step
+
+
+def _torch_network(torch, batch, rng):
+    """The same two callables for the plain PyTorch ResNet-50."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import torch_resnet50  # noqa: PLC0415
+
+    model = torch_resnet50.resnet50()
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x = torch.from_numpy(rng.standard_normal((batch, 3, 224, 224), dtype=numpy.float32))
+    t = torch.from_numpy(rng.integers(0, 1000, batch))
+
+    def forward():
+        model.eval()
+        with torch.no_grad():
+            model(x)
+
+    def train_step():
+        model.train()
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), t).backward()
+        optimizer.step()
+
+    return forward, train_step
+
+
+def section_network(args):
+    """ResNet-50 forward and training step, cvzoo vs PyTorch, and peak training memory."""
+    torch = None if args.no_torch else _import_torch(args.torch_threads)
+    print_header('ResNet-50 network, 224 x 224, float32', args)
+    print('| batch | cvzoo forward ms | cvzoo train step ms | torch forward ms | '
+          'torch train step ms | forward ours/torch | train ours/torch |')
+    print('| ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+    rng = numpy.random.default_rng(0)
+    for batch in (1, 8):
+        funcs = list(_cvzoo_network(batch, rng))
+        if torch is not None:
+            funcs += list(_torch_network(torch, batch, rng))
+        times = [t * 1e3 for t in _interleaved(funcs, args.repeat)]
+        cells = [str(batch), f'{times[0]:.0f}', f'{times[1]:.0f}']
+        if torch is not None:
+            cells += [f'{times[2]:.0f}', f'{times[3]:.0f}', f'{times[0] / times[2]:.2f}',
+                      f'{times[1] / times[3]:.2f}']
+        print('| ' + ' | '.join(cells) + ' |')
+    _print_peak_memory(args, torch is not None)
+
+
+def _print_peak_memory(args, with_torch):
+    import subprocess  # noqa: PLC0415
+
+    print('\nPeak memory (max RSS) of a process that builds ResNet-50 and runs training '
+          'steps at batch 8:')
+    for framework in ['cvzoo'] + (['torch'] if with_torch else []):
+        command = [sys.executable, os.path.abspath(__file__), '--memory-probe', framework]
+        result = subprocess.run(command, capture_output=True, text=True, check=True)
+        print(f'- {framework}: {result.stdout.strip()}')
+
+
+def _memory_probe(framework):
+    """Run in a fresh process: two training steps at batch 8, then print the max RSS."""
+    rng = numpy.random.default_rng(0)
+    if framework == 'torch':
+        torch = _import_torch(2)
+        _, train_step = _torch_network(torch, 8, rng)
+    else:
+        _, train_step = _cvzoo_network(8, rng)
+    before = _peak_rss_kib()
+    for _ in range(2):
+        train_step()
+    print(f'{_peak_rss_kib() / 2 ** 20:.2f} GiB (after building the model and the batch: '
+          f'{before / 2 ** 20:.2f} GiB)')
+
+
+def _peak_rss_kib():
+    # NOTE: VmHWM, not getrusage's ru_maxrss: Linux carries ru_maxrss across exec, so a
+    # child of a big parent would report the parent's peak.
+    with open('/proc/self/status') as status:
+        for line in status:
+            if line.startswith('VmHWM:'):
+                return int(line.split()[1])
+    return 0
+
+
 SECTIONS = {
     'matmul': section_matmul,
     'conv': section_conv,
+    'network': section_network,
 }
 
 
@@ -226,7 +337,11 @@ def main(argv=None):
     parser.add_argument('--no-torch', action='store_true', help='skip the torch columns')
     parser.add_argument('--torch-threads', type=int, default=2,
                         help='torch.set_num_threads; for NumPy set OPENBLAS_NUM_THREADS')
+    parser.add_argument('--memory-probe', choices=['cvzoo', 'torch'], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.memory_probe:
+        _memory_probe(args.memory_probe)
+        return
     names = sorted(SECTIONS) if args.section == 'all' else [args.section]
     for name in names:
         SECTIONS[name](args)
