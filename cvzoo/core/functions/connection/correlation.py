@@ -19,6 +19,10 @@ from cvzoo.core.functions.connection import im2col as im2col_module
 
 # Slice length of the reduction axis in _group_matmul_long_reduction.
 _REDUCTION_CHUNK = 16384
+# Patch matrices of more elements than this (128 MiB of float32) are built in bands of
+# output rows, one band at a time, so that a large image (SegNet's 7 x 7 convolutions on
+# 360 x 480) does not need a patch matrix of gigabytes. ResNet-50 at batch 8 stays below.
+_PATCH_BUDGET = 1 << 25
 
 
 def _is_depthwise(W, groups):
@@ -29,6 +33,9 @@ def correlate(x, W, out_size, stride, pad, dilate, groups):
     """Convolution forward without bias: (N, C, H, W) -> (N, O, out_h, out_w)."""
     if _is_depthwise(W, groups):
         return _correlate_depthwise(x, W, out_size, stride, pad, dilate)
+    bands = _output_bands(x.shape[:2], W.shape[2:], out_size)
+    if len(bands) > 1:
+        return _correlate_in_bands(x, W, out_size, stride, pad, dilate, groups, bands)
     out_c = W.shape[0]
     col = _patch_matrix(x, W.shape[2:], out_size, stride, pad, dilate, groups)
     y = _group_matmul(W.reshape(groups, out_c // groups, col.shape[1]), col)
@@ -41,6 +48,9 @@ def correlate_transpose(gy, W, in_size, stride, pad, dilate, groups):
         return _correlate_transpose_depthwise(gy, W, in_size, stride, pad, dilate, groups)
     n, out_c, out_h, out_w = gy.shape
     _, channels_per_group, kh, kw = W.shape
+    bands = _output_bands((n, groups * channels_per_group), (kh, kw), (out_h, out_w))
+    if len(bands) > 1:
+        return _correlate_transpose_in_bands(gy, W, in_size, stride, pad, dilate, groups, bands)
     weight = W.reshape(groups, out_c // groups, channels_per_group * kh * kw)
     col = _group_matmul(weight.transpose(0, 2, 1), _channel_major(gy, groups))
     pointwise = (kh, kw) == (1, 1) and tuple(stride) == (1, 1) and tuple(pad) == (0, 0)
@@ -55,9 +65,62 @@ def correlate_grad_weight(x, gy, ksize, stride, pad, dilate, groups):
     channels = x.shape[1]
     if groups > 1 and channels == groups:
         return _correlate_grad_weight_depthwise(x, gy, ksize, stride, pad, dilate)
+    bands = _output_bands(x.shape[:2], ksize, gy.shape[2:])
+    if len(bands) > 1:
+        return _correlate_grad_weight_in_bands(x, gy, ksize, stride, pad, dilate, groups, bands)
     col = _patch_matrix(x, ksize, gy.shape[2:], stride, pad, dilate, groups)
     gW = _group_matmul_long_reduction(_channel_major(gy, groups), col.transpose(0, 2, 1))
     return gW.reshape((gy.shape[1], channels // groups) + tuple(ksize))
+
+
+def _output_bands(batch_and_channels, ksize, out_size):
+    """Split the output rows into bands whose patch matrices fit _PATCH_BUDGET."""
+    n, channels = batch_and_channels
+    per_row = max(1, n * channels * ksize[0] * ksize[1] * out_size[1])
+    rows = max(1, _PATCH_BUDGET // per_row)
+    return [(top, min(top + rows, out_size[0])) for top in range(0, out_size[0], rows)]
+
+
+def _band_input_rows(band, ksize, stride, dilate):
+    """The rows of the padded image that output rows [top, bottom) read."""
+    top, bottom = band
+    return slice(top * stride[0], (bottom - 1) * stride[0] + (ksize[0] - 1) * dilate[0] + 1)
+
+
+def _correlate_in_bands(x, W, out_size, stride, pad, dilate, groups, bands):
+    xp = backend.get_array_module(x, W)
+    ksize = W.shape[2:]
+    padded = im2col_module.pad_image(x, ksize, out_size, stride, pad, dilate)
+    y = xp.empty((x.shape[0], W.shape[0]) + tuple(out_size), dtype=x.dtype)
+    for band in bands:
+        rows = _band_input_rows(band, ksize, stride, dilate)
+        y[:, :, band[0]:band[1]] = correlate(padded[:, :, rows], W, (band[1] - band[0],
+                                             out_size[1]), stride, (0, 0), dilate, groups)
+    return y
+
+
+def _correlate_transpose_in_bands(gy, W, in_size, stride, pad, dilate, groups, bands):
+    xp = backend.get_array_module(gy, W)
+    ksize = W.shape[2:]
+    full = im2col_module.padded_shape(in_size, ksize, gy.shape[2:], stride, pad, dilate)
+    image = xp.zeros((gy.shape[0], groups * W.shape[1]) + full, dtype=gy.dtype)
+    for band in bands:
+        rows = _band_input_rows(band, ksize, stride, dilate)
+        band_size = (rows.stop - rows.start, full[1])
+        image[:, :, rows] += correlate_transpose(gy[:, :, band[0]:band[1]], W, band_size,
+                                                 stride, (0, 0), dilate, groups)
+    return im2col_module.crop_image(image, in_size, pad)
+
+
+def _correlate_grad_weight_in_bands(x, gy, ksize, stride, pad, dilate, groups, bands):
+    padded = im2col_module.pad_image(x, ksize, gy.shape[2:], stride, pad, dilate)
+    gW = None
+    for band in bands:
+        rows = _band_input_rows(band, ksize, stride, dilate)
+        part = correlate_grad_weight(padded[:, :, rows], gy[:, :, band[0]:band[1]], ksize,
+                                     stride, (0, 0), dilate, groups)
+        gW = part if gW is None else gW + part
+    return gW
 
 
 def _patch_matrix(x, ksize, out_size, stride, pad, dilate, groups):
