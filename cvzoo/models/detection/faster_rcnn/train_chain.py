@@ -97,7 +97,7 @@ class FasterRCNNTrainChain(_TrainChainBase):
             bboxes (list of array): per image (R_i, 4) float32 boxes in ``imgs``' pixels,
                 x first, R_i >= 1.
             labels (list of array): per image (R_i,) int32 labels in [0, n_fg_class).
-            scales (list of float or None): per image, the resize factor (scales the
+            scales (sequence of float or None): per image, the resize factor (scales the
                 ProposalCreator's ``min_size``).
 
         Returns:
@@ -165,7 +165,7 @@ class FasterRCNNFPNTrainChain(_TrainChainBase):
         """
         model, xp = self.model, self.xp
         bboxes, labels = _as_batch(imgs, bboxes, labels, xp)
-        sizes = sizes or [imgs.shape[2:]] * len(imgs)
+        sizes = [imgs.shape[2:]] * len(imgs) if sizes is None else [tuple(s) for s in sizes]
         hs = model.extractor(imgs)
         locs, confs = model.rpn.heads(hs)
         level_anchors = model.rpn.anchors([h.shape[2:] for h in hs])
