@@ -56,6 +56,9 @@ class DeepLabV3plusXception65(segmentation_model.SegmentationModel):
 
     Attributes:
         feature_extractor (Xception65), aspp (SeparableASPP), decoder (Decoder).
+
+    >>> model = DeepLabV3plusXception65(pretrained_model='voc', flip=True)  # doctest: +SKIP
+    >>> labels = model.predict(['cat.jpg'])  # doctest: +SKIP
     """
 
     def __init__(self, n_class=None, pretrained_model=None, min_input_size=None,

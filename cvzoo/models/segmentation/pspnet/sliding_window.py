@@ -32,6 +32,9 @@ def window_slices(size, window, stride):
         list of (tuple, tuple): per window, ``(image_slices, window_slices)``: the
         (y, x) slices of the image it covers and the same region in the window's own
         coordinates.
+
+    >>> window_slices((10, 20), (10, 12), (10, 8))[1]
+    ((slice(0, 10, None), slice(8, 20, None)), (slice(0, 10, None), slice(0, 12, None)))
     """
     per_axis = [_axis_windows(n, w, s) for n, w, s in zip(size, window, stride)]
     return [((image_y, image_x), (crop_y, crop_x))
