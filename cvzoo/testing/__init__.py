@@ -4,6 +4,12 @@
 retention); the ``assert_is_*`` checks test models and datasets against DESIGN.md.
 """
 
+from cvzoo.testing.dataset_checks import (
+    assert_is_bbox_dataset,
+    assert_is_instance_segmentation_dataset,
+    assert_is_label_dataset,
+    assert_is_semantic_segmentation_dataset,
+)
 from cvzoo.testing.function_checks import check_forward, check_function, check_retention
 from cvzoo.testing.model_checks import (
     assert_is_classification_model,
@@ -13,6 +19,8 @@ from cvzoo.testing.model_checks import (
 )
 
 __all__ = [
+    'assert_is_bbox_dataset', 'assert_is_instance_segmentation_dataset',
+    'assert_is_label_dataset', 'assert_is_semantic_segmentation_dataset',
     'assert_is_classification_model', 'assert_is_detection_model',
     'assert_is_instance_segmentation_model', 'assert_is_semantic_segmentation_model',
     'check_forward', 'check_function', 'check_retention',
