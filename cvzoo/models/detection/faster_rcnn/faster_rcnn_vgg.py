@@ -17,8 +17,8 @@ from cvzoo.core import initializers
 from cvzoo.datasets.imagenet import imagenet_label_names
 from cvzoo.datasets.voc.voc_label_names import voc_bbox_label_names
 from cvzoo.models import zoo
-from cvzoo.models.converters import file_format
 from cvzoo.models.classification.vgg import conv2d_activ, vgg16
+from cvzoo.models.converters import file_format
 from cvzoo.models.detection.faster_rcnn import faster_rcnn, region_proposal_network
 
 # RGB, ChainerCV's ImageNet mean for this model

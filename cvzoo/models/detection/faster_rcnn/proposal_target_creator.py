@@ -50,7 +50,7 @@ class ProposalTargetCreator:
         gt_assignment = iou.argmax(axis=1)
         max_iou = iou.max(axis=1)
         pos_index = xp.nonzero(max_iou >= self.pos_iou_thresh)[0]
-        n_pos = min(int(round(self.n_sample * self.pos_ratio)), len(pos_index))
+        n_pos = min(round(self.n_sample * self.pos_ratio), len(pos_index))
         pos_index = pos_index[xp.random.permutation(len(pos_index))[:n_pos]]
         neg_index = xp.nonzero((max_iou < self.neg_iou_thresh_hi)
                                & (max_iou >= self.neg_iou_thresh_lo))[0]

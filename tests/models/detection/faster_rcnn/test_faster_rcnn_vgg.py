@@ -40,7 +40,7 @@ def test_thresholds(model):
     imgs = [_image(60, 80, 5), _image(45, 50, 6)]
     model.nms_thresh = 0.3
     model.score_thresh = 1.0
-    bboxes, labels, scores = model.predict(imgs)
+    bboxes, labels, _ = model.predict(imgs)
     assert all(len(bbox) == 0 for bbox in bboxes)
     assert all(label.dtype == numpy.int32 and label.shape == (0,) for label in labels)
     model.score_thresh = 0.0
@@ -70,7 +70,7 @@ def test_reset_head_changes_the_class_count(model):
     try:
         assert model.n_fg_class == 5 and head.score.W.shape == (6, 4096)
         assert head.cls_loc.W.shape == (24, 4096) and head.fc7.W.array is old_fc7
-        bboxes, labels, _ = model.predict([_image(40, 40)])
+        _, labels, _ = model.predict([_image(40, 40)])
         assert labels[0].max(initial=0) < 5
     finally:
         model.reset_head(3)

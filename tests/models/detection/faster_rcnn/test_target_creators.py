@@ -3,8 +3,11 @@
 import numpy
 import pytest
 
-from cvzoo.models.detection.faster_rcnn import anchor_target_creator, bbox_coder
-from cvzoo.models.detection.faster_rcnn import proposal_target_creator
+from cvzoo.models.detection.faster_rcnn import (
+    anchor_target_creator,
+    bbox_coder,
+    proposal_target_creator,
+)
 
 
 def _grid_anchors(step=8, side=16, size=64):

@@ -6,8 +6,12 @@ import pytest
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core.training import reporter as reporter_module
-from cvzoo.models.detection.faster_rcnn import faster_rcnn, faster_rcnn_vgg, train_chain
-from cvzoo.models.detection.faster_rcnn import region_proposal_network
+from cvzoo.models.detection.faster_rcnn import (
+    faster_rcnn,
+    faster_rcnn_vgg,
+    region_proposal_network,
+    train_chain,
+)
 from cvzoo.models.detection.faster_rcnn.fpn import faster_rcnn_fpn_resnet
 from cvzoo.models.detection.faster_rcnn.proposal_target_creator import ProposalTargetCreator
 
