@@ -149,7 +149,7 @@ def _geometry(xp, thresh, sorted_data):
     if label is not None:
         group = xp.unique(label, return_inverse=True)[1].reshape(-1).astype(xp.int64)
     strip, n_strip = _strips(xp, thresh, bbox, int(group.max()) + 1)
-    low, high, back, forth = _extents(xp, thresh, bbox, 0)
+    low, _, back, forth = _extents(xp, thresh, bbox, 0)
     # NOTE: any order of equal x_min works; bounds are searched in x_min order, where
     # they are nearly sorted too, which makes searchsorted several times faster.
     by_low = xp.argsort(low)
@@ -158,11 +158,11 @@ def _geometry(xp, thresh, sorted_data):
     rank[by_low] = xp.arange(n)
     first, last = xp.empty_like(rank), xp.empty_like(rank)
     first[by_low] = xp.searchsorted(sorted_low, back[by_low], side='left')
-    last[by_low] = xp.minimum(xp.searchsorted(sorted_low, high[by_low], side='left'),
-                              xp.searchsorted(sorted_low, forth[by_low], side='right'))
+    # NOTE: forth <= high; where they are equal (no pruning, empty box) the extra
+    # candidates, starting exactly at high, do not overlap: they cost one test.
+    last[by_low] = xp.searchsorted(sorted_low, forth[by_low], side='right')
     return {'thresh': thresh, 'n': n, 'group': group, 'base': group * n_strip + strip,
-            'rank': rank,
-            'first': first, 'last': last,
+            'rank': rank, 'first': first, 'last': last,
             'columns': [xp.ascontiguousarray(bbox[:, k]) for k in range(4)] + [area]}
 
 
@@ -314,7 +314,7 @@ def _sorted_data(bbox, score, label=None):
         order = xp.argsort(-score, kind='stable')
     if bbox.dtype.kind != 'f':
         bbox = bbox.astype(xp.float32)
-    sorted_bbox = bbox[order]
+    sorted_bbox = xp.take(bbox, order, axis=0)
     size = xp.maximum(sorted_bbox[:, 2:] - sorted_bbox[:, :2], 0)
     area = size[:, 0] * size[:, 1]
     sorted_label = None if label is None else label[order]
