@@ -1,5 +1,7 @@
 """COCO detection from an instances json (official files or any COCO-format json)."""
 
+import numpy
+
 from cvzoo.datasets import dataset_mixin
 from cvzoo.datasets.coco import coco_annotations
 from cvzoo.utils import image
@@ -58,6 +60,9 @@ class COCOBboxDataset(dataset_mixin.DatasetMixin):
     def get_example(self, i):
         bbox, label, crowd, area, _ = self._annotations.boxes(i, self.use_crowded)
         img = image.read_image(self._annotations.image_path(i, self.image_dir))
+        # NOTE: clipped to the image read as well: a custom json may lack width/height.
+        bbox[:, 0::2] = numpy.clip(bbox[:, 0::2], 0, img.shape[2])
+        bbox[:, 1::2] = numpy.clip(bbox[:, 1::2], 0, img.shape[1])
         example = (img, bbox, label)
         if self.return_crowded:
             example += (crowd,)
