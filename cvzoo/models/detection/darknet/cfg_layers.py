@@ -16,6 +16,7 @@ import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo import errors
 from cvzoo.core.config import config
+from cvzoo.models.detection.darknet import reorg
 
 
 def _softplus(x):
@@ -288,6 +289,7 @@ BUILDERS = {
     'maxpool': build_maxpool,
     'upsample': build_upsample,
     'dropout': build_dropout,
+    'reorg': reorg.build_reorg,
     'yolo': lambda options, index, channels: build_head(options, index, channels, 'yolo'),
     'region': lambda options, index, channels: build_head(options, index, channels, 'region'),
 }

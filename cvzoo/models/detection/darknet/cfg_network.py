@@ -3,7 +3,8 @@
 Supported sections: ``[convolutional]`` (batch_normalize, groups, pad/padding, stride,
 activation linear/leaky/relu/logistic/swish/mish), ``[maxpool]`` (Darknet's padding
 rule, any stride), ``[route]`` (layers, groups/group_id), ``[shortcut]`` (from,
-activation), ``[upsample]``, ``[dropout]`` (identity at inference), ``[yolo]`` (anchors,
+activation), ``[upsample]``, ``[dropout]`` (identity at inference), ``[reorg]`` (pjreddie's
+Darknet index rule, see :mod:`~cvzoo.models.detection.darknet.reorg`), ``[yolo]`` (anchors,
 mask, classes, scale_x_y) and ``[region]`` (YOLOv2). Anything else raises an error
 that names the section and its layer index.
 
