@@ -34,6 +34,8 @@ def correlate(x, W, out_size, stride, pad, dilate, groups):
     if _is_depthwise(W, groups):
         return _correlate_depthwise(x, W, out_size, stride, pad, dilate)
     bands = _output_bands(x.shape[:2], W.shape[2:], out_size)
+    if len(bands) > 1 and groups == 1 and tuple(stride) == (1, 1):
+        return _correlate_by_kernel_rows(x, W, out_size, pad, dilate)
     if len(bands) > 1:
         return _correlate_in_bands(x, W, out_size, stride, pad, dilate, groups, bands)
     out_c = W.shape[0]
@@ -85,6 +87,46 @@ def _band_input_rows(band, ksize, stride, dilate):
     """The rows of the padded image that output rows [top, bottom) read."""
     top, bottom = band
     return slice(top * stride[0], (bottom - 1) * stride[0] + (ksize[0] - 1) * dilate[0] + 1)
+
+
+def _correlate_by_kernel_rows(x, W, out_size, pad, dilate):
+    """Stride-1 forward for large images without a full patch matrix.
+
+    NOTE: the images are stacked vertically, padded, and flattened per channel (row
+    length full_w). The window of output position t starts at flat index t, so kernel
+    offset (i, j) reads flat[t + i * dy * full_w + j * dx]. A block of the kw column
+    shifts, (C * kw, T), is copied once; kernel row i is then the same block read
+    i * dy * full_w further on, so each kernel row is one matmul on a slice of it. That
+    copies kw, not kh * kw, shifted images (7 times less for SegNet's 7 x 7 layers).
+    Outputs are computed over the whole padded grid and cropped; the rows that straddle
+    two stacked images are dropped.
+    """
+    xp = backend.get_array_module(x, W)
+    n, channels, h, w = x.shape
+    out_c, _, kh, kw = W.shape
+    (out_h, out_w), (ph, pw), (dy, dx) = out_size, pad, dilate
+    full_h, full_w = im2col_module.padded_shape((h, w), (kh, kw), out_size, (1, 1), pad,
+                                                dilate)
+    spare = (kh - 1) * dy + 1  # keeps the reads of the last image's rows inside the array
+    stacked = xp.zeros((channels, n * full_h + spare, full_w), dtype=x.dtype)
+    grid = stacked[:, :n * full_h].reshape(channels, n, full_h, full_w)
+    grid[:, :, ph:ph + h, pw:pw + w] = x.transpose(1, 0, 2, 3)
+    flat = stacked.reshape(channels, -1)
+    length = flat.shape[1] - (kw - 1) * dx
+    block = xp.empty((channels, kw, length), dtype=x.dtype)
+    for j in range(kw):
+        block[:, j] = flat[:, j * dx:j * dx + length]
+    block = block.reshape(channels * kw, length)
+    n_out = n * full_h * full_w
+    y = xp.zeros((out_c, n_out), dtype=x.dtype)
+    term = xp.empty_like(y)
+    for i in range(kh):
+        weight = xp.ascontiguousarray(W[:, :, i, :]).reshape(out_c, channels * kw)
+        start = i * dy * full_w
+        xp.matmul(weight, block[:, start:start + n_out], out=term)
+        y += term
+    y = y.reshape(out_c, n, full_h, full_w)[:, :, :out_h, :out_w]
+    return xp.ascontiguousarray(y.transpose(1, 0, 2, 3))
 
 
 def _correlate_in_bands(x, W, out_size, stride, pad, dilate, groups, bands):
