@@ -140,17 +140,22 @@ def test_short_or_non_tuple_example_is_named():
         assert_is_semantic_segmentation_dataset([list(_semantic_example())], n_class=5)
 
 
+class _Counting(list):
+    """A list that records which indexes were read."""
+
+    def __init__(self, examples):
+        super().__init__(examples)
+        self.seen = []
+
+    def __getitem__(self, i):
+        self.seen.append(i)
+        return list.__getitem__(self, i)
+
+
 def test_n_example_draws_a_random_subset(rng):
     good, bad = _bbox_example(), _replace(_bbox_example(), 2, numpy.array([7, 7], numpy.int32))
 
-    class Counting(list):
-        seen = []
-
-        def __getitem__(self, i):
-            self.seen.append(i)
-            return list.__getitem__(self, i)
-
-    dataset = Counting([good] * 20)
+    dataset = _Counting([good] * 20)
     assert_is_bbox_dataset(dataset, n_fg_class=3, n_example=5)
     assert len(dataset.seen) == 5 == len(set(dataset.seen))
     with pytest.raises(AssertionError, match='example 3: label'):

@@ -4,11 +4,12 @@ import pathlib
 
 import numpy
 
-from cvzoo.datasets import dataset_mixin
+from cvzoo.datasets import dataset_mixin, download_archive
 from cvzoo.datasets.ade20k import ade20k_label_names
 from cvzoo.utils import image, paths
 
 ADE20K_URL = 'http://data.csail.mit.edu/places/ADEchallenge/ADEChallengeData2016.zip'
+ADE20K_SHA256 = None  # NOTE: no published checksum; None skips the check
 
 
 class ADE20KSemanticSegmentationDataset(dataset_mixin.DatasetMixin):
@@ -35,10 +36,9 @@ class ADE20KSemanticSegmentationDataset(dataset_mixin.DatasetMixin):
             raise ValueError(f"split: expected 'train' or 'val', got {split!r}")
         if data_dir == 'auto':
             root = paths.dataset_root() / 'ade20k' / 'ADEChallengeData2016'
-            if not (root / 'images' / folders[split]).is_dir():
-                from cvzoo.utils import download
-
-                download.extract_archive(download.cached_download(ADE20K_URL), root.parent)
+            download_archive.download_archive(ADE20K_URL, root.parent,
+                                              root / 'images' / folders[split],
+                                              sha256=ADE20K_SHA256, what='ADE20K')
         else:
             root = pathlib.Path(data_dir)
         img_dir = root / 'images' / folders[split]

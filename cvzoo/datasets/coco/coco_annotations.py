@@ -7,11 +7,15 @@ import pathlib
 import numpy
 
 from cvzoo import errors
+from cvzoo.datasets import download_archive
 from cvzoo.datasets.coco import coco_label_names
 from cvzoo.utils import paths
 
 COCO_IMAGE_URL = 'http://images.cocodataset.org/zips/{split}{year}.zip'
 COCO_ANNOTATION_URL = 'http://images.cocodataset.org/annotations/annotations_trainval{year}.zip'
+# NOTE: cocodataset.org publishes no checksums; None skips the check. A sha256 set here
+# under the archive's file name is checked before anything is unpacked.
+COCO_SHA256 = {}
 
 
 def resolve_coco_paths(data_dir, split, year):
@@ -31,12 +35,11 @@ def resolve_coco_paths(data_dir, split, year):
         return json_path, image_dir
     if data_dir != 'auto':
         raise FileNotFoundError(f'data_dir: expected {json_path} and the folder {image_dir}')
-    from cvzoo.utils import download
-
-    for url, present in ((COCO_ANNOTATION_URL.format(year=year), json_path.is_file()),
-                         (COCO_IMAGE_URL.format(split=split, year=year), image_dir.is_dir())):
-        if not present:
-            download.extract_archive(download.cached_download(url), root)
+    for url, expected in ((COCO_ANNOTATION_URL.format(year=year), json_path),
+                          (COCO_IMAGE_URL.format(split=split, year=year), image_dir)):
+        sha256 = COCO_SHA256.get(url.rpartition('/')[2])
+        download_archive.download_archive(url, root, expected, sha256=sha256,
+                                          what=f'COCO {split}{year}')
     return json_path, image_dir
 
 
