@@ -42,7 +42,8 @@ def torchvision_entry(file_name, miou_percent, pixel_acc_percent, *, page, notes
         url=TORCHVISION_URL + file_name, sha256=prefix, source_format='torch_pth',
         n_class=21, label_names=voc_label_names.voc_semantic_segmentation_label_names,
         preset=TORCHVISION_PRESET,
-        reported=zoo.Score('miou', round(miou_percent / 100, 5), 'coco_val2017_voc_labels', source),
+        reported=zoo.Score('miou', round(miou_percent / 100, 5), 'coco_val2017_voc_labels',
+                           source),
         license='BSD-3-Clause', notes=notes, convert_from='torchvision')
 
 
