@@ -14,8 +14,10 @@ from cvzoo.transforms.image.random_distort import random_distort
 from cvzoo.transforms.image.random_expand import random_expand
 from cvzoo.transforms.image.random_flip import random_flip
 from cvzoo.transforms.image.random_rotate import random_rotate
+from cvzoo.transforms.image.random_scale import random_scale
 from cvzoo.transforms.image.random_sized_crop import random_sized_crop
 from cvzoo.transforms.image.resize import resize
+from cvzoo.transforms.image.resize_contain import resize_contain
 from cvzoo.transforms.image.scale import scale
 from cvzoo.transforms.image.ten_crop import ten_crop
 
