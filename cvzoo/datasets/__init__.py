@@ -22,6 +22,8 @@ from cvzoo.datasets.image_folder.directory_parsing_label_dataset import (
 from cvzoo.datasets.image_folder.image_label_directory_dataset import ImageLabelDirectoryDataset
 from cvzoo.datasets.image_folder.labeled_image_dataset import LabeledImageDataset
 from cvzoo.datasets.imagenet.imagenet_label_names import imagenet_label_names, imagenet_wnids
+from cvzoo.datasets.sbd.sbd_instance_segmentation_dataset import (
+    SBDInstanceSegmentationDataset)
 from cvzoo.datasets.sub_dataset import SubDataset, split_dataset, split_dataset_random
 from cvzoo.datasets.transform_dataset import TransformDataset
 from cvzoo.datasets.tuple_dataset import TupleDataset

@@ -197,6 +197,20 @@ def test_instance_segmentation_datasets(tmp_path, make):
     assert_is_instance_segmentation_dataset(dataset, n_fg_class=len(dataset.label_names))
 
 
+def test_sbd_instance_segmentation(tmp_path):
+    scipy_io = pytest.importorskip('scipy.io')
+    for image_id, n_instance in (('a', 2), ('b', 0)):
+        _rgb(tmp_path / 'img' / f'{image_id}.jpg')
+        instance = _blocks(1, 2) if n_instance else numpy.zeros((H, W), numpy.uint8)
+        categories = numpy.array([[15], [20]][:n_instance], numpy.uint8).reshape(-1, 1)
+        (tmp_path / 'inst').mkdir(exist_ok=True)
+        scipy_io.savemat(tmp_path / 'inst' / f'{image_id}.mat',
+                         {'GTinst': {'Segmentation': instance, 'Categories': categories}})
+    (tmp_path / 'val.txt').write_text('a\nb\n')
+    dataset = datasets.SBDInstanceSegmentationDataset(tmp_path, split='val')
+    assert_is_instance_segmentation_dataset(dataset, n_fg_class=20)
+
+
 def test_label_datasets(tmp_path):
     root = _write_classification(tmp_path)
     folder = datasets.DirectoryParsingLabelDataset(root / 'train')

@@ -14,10 +14,11 @@ from PIL import Image
 
 from cvzoo import errors
 from cvzoo.datasets import (ADE20KSemanticSegmentationDataset, COCOBboxDataset,
-                            COCOInstanceSegmentationDataset, VOCBboxDataset,
-                            VOCSemanticSegmentationDataset)
+                            COCOInstanceSegmentationDataset, SBDInstanceSegmentationDataset,
+                            VOCBboxDataset, VOCSemanticSegmentationDataset)
 from cvzoo.datasets.ade20k import ade20k_semantic_segmentation_dataset as ade20k_module
 from cvzoo.datasets.coco import coco_annotations
+from cvzoo.datasets.sbd import sbd_instance_segmentation_dataset as sbd_module
 from cvzoo.datasets.voc import voc_paths
 from cvzoo.testing import (assert_is_bbox_dataset, assert_is_instance_segmentation_dataset,
                            assert_is_semantic_segmentation_dataset)
@@ -48,8 +49,8 @@ def _rgb_bytes(fmt='JPEG'):
     return _png_bytes(numpy.full((H, W, 3), 120, numpy.uint8), fmt)
 
 
-def _write_tar(path, files):
-    with tarfile.open(path, 'w') as archive:
+def _write_tar(path, files, mode='w'):
+    with tarfile.open(path, mode) as archive:
         for name, data in files.items():
             info = tarfile.TarInfo(name)
             info.size = len(data)
@@ -274,3 +275,32 @@ def test_ade20k_offline_names_the_folder(monkeypatch):
     monkeypatch.setattr(ade20k_module, 'ADE20K_URL', _closed_port_url('ADE.zip'))
     with pytest.raises(errors.DownloadError, match='images/validation.*by hand'):
         ADE20KSemanticSegmentationDataset(split='val')
+
+
+def test_sbd_auto_downloads_the_tgz_and_reuses(http_server, monkeypatch):
+    scipy_io = pytest.importorskip('scipy.io')
+    instance = numpy.zeros((H, W), numpy.uint8)
+    instance[2:5, 3:9] = 1
+    mat = io.BytesIO()
+    scipy_io.savemat(mat, {'GTinst': {'Segmentation': instance,
+                                      'Categories': numpy.array([[12]], numpy.uint8)}})
+    base = 'benchmark_RELEASE/dataset/'
+    files = {f'{base}img/2008_000001.jpg': _rgb_bytes(), f'{base}train.txt': b'2008_000001\n',
+             f'{base}inst/2008_000001.mat': mat.getvalue()}
+    _write_tar(http_server.root / 'benchmark.tgz', files, 'w:gz')
+    monkeypatch.setattr(sbd_module, 'SBD_URL', http_server.url_for('benchmark.tgz'))
+    dataset = SBDInstanceSegmentationDataset(split='train')
+    assert_is_instance_segmentation_dataset(dataset, n_fg_class=20)
+    assert dataset[0][2].tolist() == [11]
+    SBDInstanceSegmentationDataset(split='train')
+    assert http_server.count('benchmark.tgz') == 1
+    with pytest.raises(ValueError, match='split'):  # refused before any download
+        SBDInstanceSegmentationDataset(split='trainval')
+    assert http_server.count('benchmark.tgz') == 1
+
+
+def test_unknown_voc_split_is_refused_before_downloading(http_server, monkeypatch):
+    name = _serve_voc(http_server, monkeypatch)
+    with pytest.raises(ValueError, match='split'):
+        VOCBboxDataset(split='trainval_typo', year='2012')
+    assert http_server.count(name) == 0

@@ -43,6 +43,8 @@ def resolve_voc_dir(data_dir, split, year, listing='Main'):
     year = str(year)
     if year not in ('2007', '2012'):
         raise ValueError(f"year: expected '2007' or '2012', got {year!r}")
+    if split not in SPLITS:  # checked before a download is started
+        raise ValueError(f'split: expected one of {SPLITS}, got {split!r}')
     base = paths.dataset_root() / 'voc'
     root = base / 'VOCdevkit' / f'VOC{year}'
     list_file = root / 'ImageSets' / listing / f'{split}.txt'
