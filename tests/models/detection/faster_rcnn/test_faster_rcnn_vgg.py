@@ -19,7 +19,7 @@ def model():
     numpy.random.seed(0)
     return faster_rcnn_vgg.FasterRCNNVGG16(
         n_fg_class=3, min_size=64, max_size=96, anchor_scales=(1, 2),
-        proposal_creator_params={'min_size': 2})
+        proposal_creator_params={'min_size': 2, 'n_test_pre_nms': 200, 'n_test_post_nms': 30})
 
 
 @pytest.mark.parametrize('sizes', [[(50, 70)], [(50, 70), (80, 40), (33, 33)]],
