@@ -6,10 +6,11 @@ through non_maximum_suppression and batched_non_maximum_suppression (20 labels),
 through the previous blocked implementation (kept here as ``_previous_nms``, cost about
 kept x alive). The implementations are timed in turn, round after round, so that the
 load of a shared machine spreads evenly over them; the table gives the median of the
-rounds after a warm-up, in milliseconds of wall-clock time, and whether all results are
-identical. The greedy loop (one Python step per box) runs once per input.
+rounds after a warm-up, in milliseconds of wall-clock time (``--clock process``: CPU
+time of this process, less disturbed by other jobs on a shared machine), and whether all
+results are identical. The greedy loop (one Python step per box) runs once per input.
 
-    python bench/bench_nms.py [--rounds 15] [--thresh 0.5]
+    python bench/bench_nms.py [--rounds 15] [--thresh 0.5] [--clock wall|process]
 """
 
 import argparse
@@ -131,16 +132,16 @@ def _contenders(bbox, score, label, thresh):
     }
 
 
-def interleaved_median_ms(functions, rounds):
-    """Median wall-clock ms of each function, timed in turn over ``rounds`` rounds."""
+def interleaved_median_ms(functions, rounds, clock=time.perf_counter):
+    """Median ms of each function on ``clock``, timed in turn over ``rounds`` rounds."""
     for function in functions.values():
         function()
     times = {name: [] for name in functions}
     for _ in range(rounds):
         for name, function in functions.items():
-            start = time.perf_counter()
+            start = clock()
             function()
-            times[name].append(time.perf_counter() - start)
+            times[name].append(clock() - start)
     return {name: statistics.median(values) * 1e3 for name, values in times.items()}
 
 
@@ -148,12 +149,15 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--rounds', type=int, default=15)
     parser.add_argument('--thresh', type=float, default=0.5)
+    parser.add_argument('--clock', choices=('wall', 'process'), default='wall')
     parser.add_argument('--no-greedy', action='store_true', help='skip the greedy loop')
     args = parser.parse_args()
+    clock = time.perf_counter if args.clock == 'wall' else time.process_time
     rng = numpy.random.default_rng(0)
     thresh = args.thresh
     print(f'NMS, thresh {thresh}, {os.cpu_count()} CPU cores, load average '
-          f'{os.getloadavg()[0]:.1f}, median of {args.rounds} interleaved rounds, ms')
+          f'{os.getloadavg()[0]:.1f}, median of {args.rounds} interleaved rounds, '
+          f'{args.clock} ms')
     print(f'{"boxes":>6} {"input":>10} {"kept":>6} {"cvzoo":>8} {"previous":>9} {"ratio":>6}'
           f' {"batched":>8} {"previous":>9} {"ratio":>6} {"greedy":>9} {"same":>5}')
     for n in (1000, 10000):
@@ -161,15 +165,15 @@ def main():
             bbox, score = make_boxes(n, kind, rng)
             label = rng.integers(0, 20, n).astype(numpy.int32)
             functions = _contenders(bbox, score, label, thresh)
-            ms = interleaved_median_ms(functions, args.rounds)
+            ms = interleaved_median_ms(functions, args.rounds, clock)
             results = [function() for function in functions.values()]
             same = (numpy.array_equal(results[0], results[1])
                     and numpy.array_equal(results[2], results[3]))
             greedy = float('nan')
             if not args.no_greedy:
-                start = time.perf_counter()
+                start = clock()
                 same &= numpy.array_equal(results[0], greedy_reference(bbox, thresh, score))
-                greedy = (time.perf_counter() - start) * 1e3
+                greedy = (clock() - start) * 1e3
             print(f'{n:>6} {kind:>10} {len(results[0]):>6} {ms["cvzoo"]:8.1f} '
                   f'{ms["previous"]:9.1f} {ms["previous"] / ms["cvzoo"]:6.1f} '
                   f'{ms["batched"]:8.1f} {ms["batched_previous"]:9.1f} '
