@@ -231,10 +231,9 @@ FasterRCNNVGG16.weights = {
         url=_CHAINERCV_URL + 'vgg16_imagenet_converted_2017_07_18.npz',
         sha256=zoo.UNPUBLISHED, source_format='chainercv_npz', n_class=1000,
         label_names=tuple(imagenet_label_names.imagenet_label_names), preset=_PRESET,
-        reported=zoo.Score('map_voc07', 0.706, 'voc2007_test',
-                           'ChainerCV examples/faster_rcnn/README.md (the detector trained '
-                           'from it on VOC2007 trainval)'),
-        notes='VGG16 classifier of Simonyan and Zisserman converted by ChainerCV; it holds no '
-              'detector. The score is that of the detector ChainerCV trained from it.',
+        # The backbone's own score, the same file as VGG16's 'imagenet_chainercv' entry.
+        reported=vgg16.VGG16.weights['imagenet_chainercv'].reported,
+        notes='VGG16 classifier of Simonyan and Zisserman converted by ChainerCV, for '
+              'training; it holds no detector, so its score is its ImageNet top-1.',
         convert_from='chainercv'),
 }

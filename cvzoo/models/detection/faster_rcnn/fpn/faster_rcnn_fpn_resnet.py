@@ -122,6 +122,9 @@ _CHAINERCV_URL = 'https://chainercv-models.preferred.jp/'
 _PRESET = zoo.Preset(size=800, mean=RESNET_MEAN, resize_backend='cv2')
 
 
+_RESNETS = {50: resnet.ResNet50, 101: resnet.ResNet101}
+
+
 def _weights(n_layer, percent):
     coco = zoo.Weights(
         url=f'{_CHAINERCV_URL}faster_rcnn_fpn_resnet{n_layer}_coco_trained_2019_03_15.npz',
@@ -136,10 +139,10 @@ def _weights(n_layer, percent):
         url=f'{_CHAINERCV_URL}resnet{n_layer}_imagenet_converted_2018_03_07.npz',
         sha256=zoo.UNPUBLISHED, source_format='chainercv_npz', n_class=1000,
         label_names=tuple(imagenet_label_names.imagenet_label_names), preset=_PRESET,
-        reported=zoo.Score('map_coco', percent / 100, 'coco_val2017',
-                           'ChainerCV examples/fpn/README.md (the detector trained from it)'),
-        notes="He et al.'s Caffe ResNet converted by ChainerCV (arch 'he'); it holds no "
-              'detector. The score is that of the detector ChainerCV trained from it.',
+        # The backbone's own score: the same file as ResNet's 'imagenet_he' entry.
+        reported=_RESNETS[n_layer].weights['imagenet_he'].reported,
+        notes="He et al.'s Caffe ResNet converted by ChainerCV (arch 'he'), for training; "
+              'it holds no detector, so its score is its ImageNet top-1.',
         convert_from='chainercv')
     return {'coco': coco, 'imagenet': imagenet}
 
