@@ -19,8 +19,8 @@ is ``>= thresh``. No Python step per box is taken:
 The best ``_HEAD_FRACTION`` of the boxes is solved first and its kept boxes drop what
 they hit among the rest, so that the clusters around each object are gone before the
 pairs inside them are listed. Inputs of at most ``_DENSE_MAX`` boxes use one dense hit
-matrix instead. See bench/bench_nms.py and the
-NMS section of docs/benchmarks.md for timings.
+matrix instead. See bench/bench_nms.py and the NMS section of docs/benchmarks.md for
+timings.
 """
 
 import itertools
@@ -31,10 +31,12 @@ from cvzoo.core import backend
 _CHUNK = 1 << 14
 _DENSE_MAX = 128
 _HEAD_FRACTION = 0.125
-# NOTE: the reach of a box (how far along the sweep axis a partner may start) is
-# shortened by the threshold only for float32 boxes, with a relative margin far above
-# float32 rounding, so that no pair the float32 IoU test would accept is left out.
+# NOTE: the reach of a box (how far along an axis a partner may start) is shortened by
+# the threshold only for float32 and float64 boxes, with a relative margin far above
+# their rounding (and an absolute slack above the rounding of the float64 bounds), so
+# that no pair the IoU test in the boxes' dtype would accept is left out.
 _REACH_MARGIN = 1e-3
+_REACH_SLACK = 1e-14
 _REACH_MIN_THRESH = 1e-3
 
 
@@ -109,7 +111,7 @@ def _extents(xp, thresh, bbox, axis):
     below high_i; one that starts before low_i starts at or after back_i.
     """
     low, high = bbox[:, axis].astype(xp.float64), bbox[:, axis + 2].astype(xp.float64)
-    if bbox.dtype != xp.float32 or not thresh >= _REACH_MIN_THRESH:
+    if bbox.dtype not in (xp.float32, xp.float64) or not thresh >= _REACH_MIN_THRESH:
         return low, high, xp.full(len(low), -xp.inf), high
     # NOTE: IoU >= t needs an overlap of at least t * (extent of either box) along each
     # axis, so the later box starts at most (1 - t) * extent after the earlier one and
@@ -117,13 +119,17 @@ def _extents(xp, thresh, bbox, axis):
     # rounding and float64 computes the bounds (checked in tests/utils/test_nms.py).
     t = min(float(thresh), 1.0)
     size = xp.maximum(bbox[:, axis + 2] - bbox[:, axis], 0).astype(xp.float64)
-    back = low - (1 / t - 1 + _REACH_MARGIN) * (1 + _REACH_MARGIN) * size
-    return low, high, back, high - t * (1 - _REACH_MARGIN) * size
+    slack = _REACH_SLACK * (abs(low) + abs(high))
+    back = low - (1 / t - 1 + _REACH_MARGIN) * (1 + _REACH_MARGIN) * size - slack
+    return low, high, back, high - t * (1 - _REACH_MARGIN) * size + slack
 
 
 def _strips(xp, thresh, bbox, n_group):
-    """Strip id (>= 1) of every box along y and the id bound: boxes that hit lie in the
-    same or next strips, and ids +-1 never reach another group's keys."""
+    """Strip ids along y (two boxes that hit lie in the same or next strips) and their bound.
+
+    Ids start at 1 and the bound leaves one free id on each side, so that the ids +-1
+    searched for a box never reach another group's keys.
+    """
     low, _, _, forth = _extents(xp, thresh, bbox, 1)
     n = len(low)
     height = float((forth - low).max()) * (1 + _REACH_MARGIN)
@@ -158,8 +164,8 @@ def _geometry(xp, thresh, sorted_data):
     rank[by_low] = xp.arange(n)
     first, last = xp.empty_like(rank), xp.empty_like(rank)
     first[by_low] = xp.searchsorted(sorted_low, back[by_low], side='left')
-    # NOTE: forth <= high; where they are equal (no pruning, empty box) the extra
-    # candidates, starting exactly at high, do not overlap: they cost one test.
+    # NOTE: forth exceeds high only by the slack, and equals it without pruning: the
+    # extra candidates, starting at or just past high, do not overlap (one test each).
     last[by_low] = xp.searchsorted(sorted_low, forth[by_low], side='right')
     return {'thresh': thresh, 'n': n, 'group': group, 'base': group * n_strip + strip,
             'rank': rank, 'first': first, 'last': last,

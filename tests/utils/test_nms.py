@@ -128,6 +128,16 @@ def test_other_dtypes_and_tiny_thresh(rng, dtype, thresh):
                                      _greedy_reference(bbox, thresh, score))
 
 
+@pytest.mark.parametrize('offset', [0.0, 1e12], ids=['near-origin', 'far-from-origin'])
+def test_float64_boxes_with_tiny_ones(rng, offset):
+    bbox, score = _random_boxes(rng, 600, 'clustered')
+    bbox = bbox.astype(numpy.float64) + offset
+    bbox[:200, 2:] = bbox[:200, :2] + rng.uniform(1e-3, 1e-2, (200, 2))
+    for thresh in (0.3, 0.7):
+        numpy.testing.assert_array_equal(non_maximum_suppression(bbox, thresh, score),
+                                         _greedy_reference(bbox, thresh, score))
+
+
 @pytest.mark.filterwarnings('ignore::RuntimeWarning')
 def test_huge_boxes_and_non_finite_coordinates(rng):
     bbox, score = _random_boxes(rng, 400, 'sparse')
@@ -158,19 +168,25 @@ def test_pairs_at_the_threshold(rng):
                                              _greedy_reference(bbox, thresh, score))
 
 
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64], ids=['float32', 'float64'])
 @pytest.mark.parametrize('thresh', [0.001, 0.3, 0.7, 1.0, 1 + 1e-9], ids=str)
-def test_every_hit_lies_within_the_search_bounds(rng, thresh):
+def test_every_hit_lies_within_the_search_bounds(rng, thresh, dtype):
     """The pruning of the pair search is safe: each hit pair is inside the bounds.
 
     Pairs are drawn near the threshold (a box and a jittered, rescaled copy) and far
-    from the origin, where float32 rounding is the largest.
+    from the origin, where rounding is the largest.
     """
+    if thresh > 1 and dtype == numpy.float64:
+        pytest.skip('no pair reaches a threshold above 1 in float64')
     n = 200_000
     first, _ = _random_boxes(rng, n, 'sparse')
     first[n // 2:] += 1e4
     scale = rng.choice([3, 1e-2, 1e-4, 0], (n, 1)) * rng.uniform(0.3, 1.7, (n, 1))
-    second = first + (rng.normal(0, 1, (n, 4)) * scale).astype(numpy.float32)
-    bbox = numpy.concatenate([first, second])
+    if dtype == numpy.float64:
+        first = first + rng.uniform(-1e-3, 1e-3, first.shape)
+        scale[rng.uniform(size=n) < 0.2] = 1e-13
+    second = (first + rng.normal(0, 1, (n, 4)) * scale).astype(dtype)
+    bbox = numpy.concatenate([first.astype(dtype), second])
     xp = numpy
     area = numpy.prod(numpy.maximum(bbox[:, 2:] - bbox[:, :2], 0), axis=1)
     a, b = numpy.arange(n), numpy.arange(n, 2 * n)
