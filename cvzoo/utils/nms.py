@@ -60,6 +60,11 @@ def _hits(thresh, box_a, area_a, box_b, area_b):
     return hit
 
 
+def _area(xp, box):
+    """Box areas from the coordinate rows, exactly as _sorted_data computes them."""
+    return xp.maximum(box[2] - box[0], 0) * xp.maximum(box[3] - box[1], 0)
+
+
 def _dense_kept(xp, thresh, box, area, group):
     """Kept positions of greedy NMS of a few rank-sorted boxes, with one hit matrix.
 
@@ -227,7 +232,7 @@ def _hit_pairs(xp, geometry, layout, ranges):
     splits = xp.searchsorted(offset, xp.arange(_CHUNK, total, _CHUNK), side='left') + 1
     bounds = [0, *sorted(set(splits.tolist()) - {len(near)}), len(near)]
     # NOTE: the far side is read in layout order, where each range is contiguous.
-    far_columns = [column[members] for column in geometry['columns']]
+    far_columns = [column[members] for column in geometry['columns'][:4]]
     nears, fars = [], []
     for begin, stop in itertools.pairwise(bounds):
         first = offset[begin:stop] - count[begin:stop]
@@ -236,9 +241,9 @@ def _hit_pairs(xp, geometry, layout, ranges):
         owner = _range_owner(xp, first, n_pair)
         pair_near = xp.take(near[begin:stop], owner)
         far = xp.arange(n_pair) + xp.take(start[begin:stop] - first, owner)
-        a = [xp.take(column, pair_near) for column in geometry['columns']]
-        b = [xp.take(column, far) for column in far_columns]
-        hit = _hits(geometry['thresh'], a[:4], a[4], b[:4], b[4])
+        a = [xp.take(column, pair_near) for column in geometry['columns'][:4]]
+        b = [xp.take(column, far) for column in far_columns[:4]]
+        hit = _hits(geometry['thresh'], a, _area(xp, a), b, _area(xp, b))
         nears.append(pair_near[hit])
         fars.append(members[far[hit]])
     return xp.concatenate(nears), xp.concatenate(fars)
