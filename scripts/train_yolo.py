@@ -1,0 +1,141 @@
+"""Train a YOLOv3-style detector ([yolo] heads) on VOC07+12 or on a VOC-layout folder.
+
+    python scripts/train_yolo.py --model yolov3 --dataset voc07+12 --pretrained-model voc0712
+    python scripts/train_yolo.py --model yolo_fastest --dataset mydata/ --insize 320 \\
+        --pretrained-model voc --iteration 2000 --batchsize 16 --out result
+    python scripts/train_yolo.py --cfg my.cfg --dataset mydata/ --iteration 100
+    mpiexec -n 4 python scripts/train_yolo.py --communicator mpi ...
+
+Darknet-style augmentation (crop jitter, flip, colour distortion), momentum SGD with
+weight decay 5e-4 and x0.1 steps at 80% and 90% of the run, as Darknet's cfgs. A
+pretrained model with other classes keeps its backbone; the heads are re-made. Writes
+``log``, ``loss.png``, snapshots and ``model_final.npz`` to --out and prints the VOC
+mAP of the test split (the model's own metric: 11-point for YOLOv3).
+"""
+
+import argparse
+import json
+import os
+
+from cvzoo.core.optimizers import MomentumSGD, WeightDecay
+from cvzoo.core.serializers import npz
+from cvzoo.core.training import trainer as trainer_module
+from cvzoo.core.training.extensions import (log_report, multistep_shift, observe_lr,
+                                            plot_report, print_report, snapshot)
+from cvzoo.core.training.iterators import serial_iterator
+from cvzoo.core.training.updaters import standard_updater
+from cvzoo.datasets.concatenated_dataset import ConcatenatedDataset
+from cvzoo.datasets.transform_dataset import TransformDataset
+from cvzoo.datasets.voc.voc_bbox_dataset import VOCBboxDataset
+from cvzoo.evaluators.detection_evaluators import DetectionVOCEvaluator
+from cvzoo.models import zoo
+from cvzoo.models.detection.darknet import darknet_detector, train_chain
+from cvzoo.models.detection.yolo import augmentation
+
+PARTS = ['main/loss', 'main/loss/xy', 'main/loss/wh', 'main/loss/obj', 'main/loss/cls']
+
+
+def _datasets(name):
+    if name == 'voc07+12':
+        train = ConcatenatedDataset(VOCBboxDataset(year='2007', split='trainval'),
+                                    VOCBboxDataset(year='2012', split='trainval'))
+        test = VOCBboxDataset(year='2007', split='test', use_difficult=True,
+                              return_difficult=True)
+        return train, test, test.label_names
+    train = VOCBboxDataset(name, split='train')
+    test = VOCBboxDataset(name, split='test', use_difficult=True, return_difficult=True,
+                          label_names=train.label_names)
+    return train, test, train.label_names
+
+
+def _model(args, n_fg_class):
+    if args.cfg:
+        model = darknet_detector.DarknetDetector(args.cfg, args.pretrained_model,
+                                                 n_fg_class=n_fg_class)
+    else:
+        model = zoo.get_model(args.model, pretrained_model=args.pretrained_model,
+                              n_fg_class=n_fg_class)
+    if args.insize:
+        model.insize = (args.insize, args.insize)
+    return model
+
+
+def _communicate(args, train, optimizer):
+    """Scatter the data and wrap the optimizer for multi-process training."""
+    from cvzoo.core.communicators import multi_node_optimizer
+    from cvzoo.core.communicators.create_communicator import create_communicator
+    from cvzoo.core.communicators.scatter_dataset import scatter_dataset
+
+    comm = create_communicator(args.communicator)
+    if args.device.startswith('cuda'):
+        args.device = f'cuda:{comm.intra_rank}'
+    train = scatter_dataset(train, comm, shuffle=True, seed=args.seed)
+    return comm, train, multi_node_optimizer.create_multi_node_optimizer(optimizer, comm)
+
+
+def main(argv=None):
+    """Train, evaluate on the test split and return the mAP."""
+    args = _parser().parse_args(argv)
+    train, test, label_names = _datasets(args.dataset)
+    model = _model(args, len(label_names))
+    model.label_names = tuple(label_names)
+    chain = train_chain.YOLOTrainChain(model)
+    optimizer = MomentumSGD(lr=args.lr, momentum=0.9).setup(chain)
+    optimizer.add_hook(WeightDecay(5e-4))
+    comm = None
+    if args.communicator != 'none':
+        comm, train, optimizer = _communicate(args, train, optimizer)
+    model.to_device(args.device)
+    transform = augmentation.YOLOTransform(model.insize, jitter=args.jitter, seed=args.seed)
+    iterator = serial_iterator.SerialIterator(TransformDataset(train, transform),
+                                              args.batchsize, seed=args.seed)
+    updater = standard_updater.StandardUpdater(
+        iterator, optimizer, converter=augmentation.yolo_converter, device=args.device)
+    n_iteration = args.iteration or args.epoch * -(-len(train) // args.batchsize)
+    trainer = trainer_module.Trainer(updater, (n_iteration, 'iteration'), args.out)
+    log_trigger = (max(n_iteration // 50, 1), 'iteration')
+    trainer.extend(multistep_shift.MultistepShift(
+        'lr', 0.1, [n_iteration * 4 // 5, n_iteration * 9 // 10]))
+    trainer.extend(snapshot.snapshot(autoload=args.resume, n_retains=1),
+                   trigger=(max(n_iteration // 5, 1), 'iteration'))
+    if comm is None or comm.rank == 0:
+        trainer.extend(log_report.LogReport(trigger=log_trigger))
+        trainer.extend(observe_lr.observe_lr(), trigger=log_trigger)
+        trainer.extend(print_report.PrintReport(['iteration'] + PARTS + ['lr', 'elapsed_time']),
+                       trigger=log_trigger)
+        trainer.extend(plot_report.PlotReport(PARTS, trigger=log_trigger, filename='loss.png'))
+    trainer.run()
+    if comm is not None and comm.rank != 0:
+        return None
+    npz.save_npz(os.path.join(args.out, 'model_final.npz'), model)
+    model.use_preset('evaluate')
+    result = DetectionVOCEvaluator(test, model, use_07_metric=model.use_07_metric,
+                                   label_names=label_names).evaluate()
+    print(json.dumps({'map': result['map'], 'elapsed_time': trainer.elapsed_time}))
+    return result['map']
+
+
+def _parser():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--dataset', default='voc07+12', help="'voc07+12' or a VOC folder")
+    parser.add_argument('--model', default='yolov3',
+                        help='a zoo detector with [yolo] heads: yolov3, yolo_fastest, ...')
+    parser.add_argument('--cfg', default=None, help='a Darknet .cfg instead of --model')
+    parser.add_argument('--pretrained-model', default=None, help='a weights key or a file')
+    parser.add_argument('--insize', type=int, default=None, help='square input side')
+    parser.add_argument('--batchsize', type=int, default=16)
+    parser.add_argument('--iteration', type=int, default=None)
+    parser.add_argument('--epoch', type=int, default=100, help='used without --iteration')
+    parser.add_argument('--lr', type=float, default=1e-3)
+    parser.add_argument('--jitter', type=float, default=0.2)
+    parser.add_argument('--out', default='result')
+    parser.add_argument('--device', default='cpu')
+    parser.add_argument('--communicator', default='none', choices=('none', 'mpi', 'nccl'))
+    parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--resume', action='store_true',
+                        help='continue from the latest snapshot in --out')
+    return parser
+
+
+if __name__ == '__main__':
+    main()

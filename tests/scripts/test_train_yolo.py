@@ -1,0 +1,113 @@
+"""scripts/train_yolo.py: smoke runs on a tiny VOC-layout folder with a tiny Darknet cfg."""
+
+import importlib.util
+import json
+import pathlib
+
+import numpy
+import pytest
+from PIL import Image
+
+from cvzoo.models.detection.yolo.augmentation import YOLOTransform, yolo_converter
+
+SCRIPT = pathlib.Path(__file__).resolve().parents[2] / 'scripts' / 'train_yolo.py'
+TINY_CFG = """[net]
+width=32
+height=32
+channels=3
+[convolutional]
+filters=8
+size=3
+stride=2
+pad=1
+batch_normalize=1
+activation=leaky
+[convolutional]
+filters=14
+size=1
+stride=1
+activation=linear
+[yolo]
+mask=0,1
+anchors=8,8, 16,24
+classes=2
+num=2
+"""
+
+
+@pytest.fixture(scope='module')
+def script():
+    spec = importlib.util.spec_from_file_location('cvzoo_train_yolo', SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _voc_folder(root, n_image=4):
+    """A VOC-layout folder of squares and circles; the same images for train and test."""
+    rng = numpy.random.RandomState(0)
+    for sub in ('Annotations', 'JPEGImages', 'ImageSets/Main'):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    ids = []
+    for i in range(n_image):
+        img = numpy.full((40, 48, 3), 30, numpy.uint8)
+        x_min, y_min = rng.randint(0, 20, 2)
+        img[y_min:y_min + 16, x_min:x_min + 20] = 220
+        Image.fromarray(img).save(root / 'JPEGImages' / f'{i}.jpg')
+        name = ('square', 'circle')[i % 2]
+        (root / 'Annotations' / f'{i}.xml').write_text(
+            f'<annotation><object><name>{name}</name><difficult>0</difficult><bndbox>'
+            f'<xmin>{x_min + 1}</xmin><ymin>{y_min + 1}</ymin><xmax>{x_min + 20}</xmax>'
+            f'<ymax>{y_min + 16}</ymax></bndbox></object></annotation>')
+        ids.append(str(i))
+    for split in ('train', 'test'):
+        (root / 'ImageSets' / 'Main' / f'{split}.txt').write_text('\n'.join(ids) + '\n')
+    return root
+
+
+def _args(tmp_path, out, iteration):
+    cfg = tmp_path / 'tiny.cfg'
+    cfg.write_text(TINY_CFG)
+    return ['--cfg', str(cfg), '--dataset', str(_voc_folder(tmp_path / 'data')),
+            '--iteration', str(iteration), '--batchsize', '2', '--insize', '32',
+            '--out', str(out)]
+
+
+def test_smoke_writes_log_plot_snapshot_model_and_map(script, tmp_path, capsys):
+    out = tmp_path / 'out'
+    result = script.main(_args(tmp_path, out, 3))
+    assert 0.0 <= result <= 1.0
+    log = [json.loads(line) for line in (out / 'log').read_text().splitlines()]
+    assert [entry['iteration'] for entry in log] == [1, 2, 3]
+    assert {'main/loss', 'main/loss/xy', 'main/loss/obj', 'lr'} <= set(log[-1])
+    assert all(numpy.isfinite(entry['main/loss']) for entry in log)
+    assert (out / 'loss.png').exists() and (out / 'model_final.npz').exists()
+    assert [p.name for p in out.glob('snapshot_iter_*')] == ['snapshot_iter_3']
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])['map'] == result
+
+
+def test_resume_continues_from_the_snapshot(script, tmp_path):
+    out = tmp_path / 'out'
+    script.main(_args(tmp_path, out, 2))
+    script.main(_args(tmp_path, out, 4) + ['--resume'])
+    assert [p.name for p in out.glob('snapshot_iter_*')] == ['snapshot_iter_4']
+
+
+def test_transform_keeps_boxes_on_the_object():
+    img = numpy.zeros((3, 40, 60), numpy.float32)
+    img[:, 10:30, 38:58] = 255  # off-centre, so a flip that forgets the box is seen
+    numpy.random.seed(0)  # random_distort draws from the global generator
+    transform = YOLOTransform((32, 32), jitter=0.2, seed=3)
+    for _ in range(8):
+        x, bbox, label = transform((img, numpy.array([[38, 10, 58, 30]], numpy.float32),
+                                    numpy.array([1], numpy.int32)))
+        assert x.shape == (3, 32, 32) and x.dtype == numpy.float32 and label.tolist() == [1]
+        x_min, y_min, x_max, y_max = numpy.round(bbox[0]).astype(int)
+        mask = numpy.zeros((32, 32), bool)
+        mask[y_min + 1:y_max - 1, x_min + 1:x_max - 1] = True
+        brightness = x.mean(axis=0)
+        assert brightness[mask].mean() > brightness[~mask].mean() + 0.2
+    batch = [transform((img, numpy.zeros((0, 4), numpy.float32), numpy.zeros(0, numpy.int32)))
+             for _ in range(2)]
+    x, bboxes, labels = yolo_converter(batch)
+    assert x.shape == (2, 3, 32, 32) and [b.shape for b in bboxes] == [(0, 4), (0, 4)]
