@@ -20,8 +20,14 @@ import os
 from cvzoo.core.optimizers import MomentumSGD, WeightDecay
 from cvzoo.core.serializers import npz
 from cvzoo.core.training import trainer as trainer_module
-from cvzoo.core.training.extensions import (log_report, multistep_shift, observe_lr,
-                                            plot_report, print_report, snapshot)
+from cvzoo.core.training.extensions import (
+    log_report,
+    multistep_shift,
+    observe_lr,
+    plot_report,
+    print_report,
+    snapshot,
+)
 from cvzoo.core.training.iterators import serial_iterator
 from cvzoo.core.training.updaters import standard_updater
 from cvzoo.datasets.concatenated_dataset import ConcatenatedDataset

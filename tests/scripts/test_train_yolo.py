@@ -109,5 +109,5 @@ def test_transform_keeps_boxes_on_the_object():
         assert brightness[mask].mean() > brightness[~mask].mean() + 0.2
     batch = [transform((img, numpy.zeros((0, 4), numpy.float32), numpy.zeros(0, numpy.int32)))
              for _ in range(2)]
-    x, bboxes, labels = yolo_converter(batch)
+    x, bboxes, _labels = yolo_converter(batch)
     assert x.shape == (2, 3, 32, 32) and [b.shape for b in bboxes] == [(0, 4), (0, 4)]

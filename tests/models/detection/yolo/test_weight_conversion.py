@@ -180,7 +180,7 @@ def test_local_file_with_other_classes_and_n_fg_class(tmp_path, rng):
     model = YOLOv2Tiny(n_fg_class=3, pretrained_model=str(path))
     assert model.n_fg_class == 3 and model.label_names is None
     model.use_preset('evaluate')
-    bboxes, labels, _ = model.predict([rng.uniform(0, 255, (3, 40, 50)).astype('f')])
+    _bboxes, labels, _ = model.predict([rng.uniform(0, 255, (3, 40, 50)).astype('f')])
     assert labels[0].max(initial=0) < 3
 
 
