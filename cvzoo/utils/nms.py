@@ -242,7 +242,7 @@ def _hit_pairs(xp, geometry, layout, ranges):
         pair_near = xp.take(near[begin:stop], owner)
         far = xp.arange(n_pair) + xp.take(start[begin:stop] - first, owner)
         a = [xp.take(column, pair_near) for column in geometry['columns'][:4]]
-        b = [xp.take(column, far) for column in far_columns[:4]]
+        b = [xp.take(column, far) for column in far_columns]
         hit = _hits(geometry['thresh'], a, _area(xp, a), b, _area(xp, b))
         nears.append(pair_near[hit])
         fars.append(members[far[hit]])
