@@ -6,10 +6,6 @@ import numpy
 from cvzoo.core import config
 from cvzoo.models.detection.yolo.resize_contain import contain_size, resize_contain
 from cvzoo.models.detection.yolo.yolo_v2 import YOLOv2Tiny
-from tests.models.detection.yolo.test_weight_conversion import (
-    _random_file,
-    chainercv_yolov2_tiny_shapes,
-)
 
 ANCHORS_HW = ((1.19, 1.08), (4.41, 3.42), (11.38, 6.63), (5.11, 9.42), (10.52, 16.62))
 
@@ -42,8 +38,8 @@ def _chainercv_boxes(raw_yfirst, insize, size):
     return bbox, score
 
 
-def test_decode_equals_the_chainercv_transcription(tmp_path, rng):
-    arrays = _random_file(rng, chainercv_yolov2_tiny_shapes(20))
+def test_decode_equals_the_chainercv_transcription(tmp_path, rng, chainercv):
+    arrays = chainercv.random_file(rng, chainercv.yolov2_tiny_shapes(20))
     # NOTE: a zero head makes ChainerCV's raw output its bias at every cell, known
     # without running any network: the reference does not depend on the conversion.
     arrays['subnet/W'][:] = 0

@@ -12,88 +12,12 @@ from cvzoo.models.detection.yolo import yolo_base
 from cvzoo.models.detection.yolo.yolo_v2 import YOLOv2, YOLOv2Tiny
 from cvzoo.models.detection.yolo.yolo_v3 import YOLOv3
 
-
-def _bn_link(shapes, name, in_channels, out_channels, ksize):
-    shapes[f'{name}/conv/W'] = (out_channels, in_channels, ksize, ksize)
-    for leaf in ('gamma', 'beta', 'avg_mean', 'avg_var'):
-        shapes[f'{name}/bn/{leaf}'] = (out_channels,)
-    shapes[f'{name}/bn/N'] = ()
-
-
-def _plain_link(shapes, name, in_channels, out_channels):
-    shapes[f'{name}/W'] = (out_channels, in_channels, 1, 1)
-    shapes[f'{name}/b'] = (out_channels,)
-
-
-def chainercv_yolov2_shapes(n_fg_class):
-    """Names and shapes of ChainerCV's YOLOv2, transcribed from its Darknet19Extractor."""
-    shapes, in_channels, link = {}, 3, 0
-    for k, n_conv in enumerate((1, 1, 3, 3, 5, 5)):
-        for i in range(n_conv):
-            out, ksize = (32 << k, 3) if i % 2 == 0 else (32 << (k - 1), 1)
-            _bn_link(shapes, f'extractor/{link}', in_channels, out, ksize)
-            in_channels, link = out, link + 1
-    for link, (in_channels, out, ksize) in enumerate(
-            [(1024, 1024, 3), (1024, 1024, 3), (512, 64, 1), (1280, 1024, 3)], start=18):
-        _bn_link(shapes, f'extractor/{link}', in_channels, out, ksize)
-    _plain_link(shapes, 'subnet', 1024, 5 * (5 + n_fg_class))
-    return shapes
-
-
-def chainercv_yolov2_tiny_shapes(n_fg_class):
-    shapes, in_channels = {}, 3
-    for k in range(7):
-        _bn_link(shapes, f'extractor/{k}', in_channels, 16 << k, 3)
-        in_channels = 16 << k
-    _bn_link(shapes, 'extractor/7', 1024, 1024, 3)
-    _plain_link(shapes, 'subnet', 1024, 5 * (5 + n_fg_class))
-    return shapes
-
-
-def chainercv_yolov3_shapes(n_fg_class):
-    """Names and shapes of ChainerCV's YOLOv3 (Darknet53Extractor + subnet)."""
-    shapes = {}
-    _bn_link(shapes, 'extractor/0', 3, 32, 3)
-    link = 1
-    for k, n_block in enumerate((1, 2, 8, 8, 4)):
-        _bn_link(shapes, f'extractor/{link}', 32 << k, 32 << (k + 1), 3)
-        for i in range(n_block):
-            _bn_link(shapes, f'extractor/{link + 1 + i}/0', 32 << (k + 1), 32 << k, 1)
-            _bn_link(shapes, f'extractor/{link + 1 + i}/1', 32 << k, 32 << (k + 1), 3)
-        link += 1 + n_block
-    in_channels = 1024
-    for i, n in enumerate((512, 256, 128)):
-        if i > 0:
-            _bn_link(shapes, f'extractor/{link}', in_channels, n, 1)
-            in_channels, link = n + (512 if i == 1 else 256), link + 1  # + skip connection
-        for j in range(5):
-            out, ksize = (n, 1) if j % 2 == 0 else (n * 2, 3)
-            _bn_link(shapes, f'extractor/{link}', in_channels, out, ksize)
-            in_channels, link = out, link + 1
-        _bn_link(shapes, f'subnet/{i}/0', n, n * 2, 3)
-        _plain_link(shapes, f'subnet/{i}/1', n * 2, 3 * (5 + n_fg_class))
-    return shapes
-
-
-SHAPES = {YOLOv2: chainercv_yolov2_shapes, YOLOv2Tiny: chainercv_yolov2_tiny_shapes,
-          YOLOv3: chainercv_yolov3_shapes}
-
-
-def _random_file(rng, shapes):
-    arrays = {}
-    for name, shape in shapes.items():
-        if name.endswith('/N'):
-            arrays[name] = numpy.array(7, numpy.int64)
-        elif name.endswith('avg_var'):
-            arrays[name] = rng.uniform(0.5, 2, shape).astype(numpy.float32)
-        else:  # small weights keep random activations finite through 9-75 layers
-            arrays[name] = (0.05 * rng.standard_normal(shape)).astype(numpy.float32)
-    return arrays
+SHAPES = {YOLOv2: 'yolov2_shapes', YOLOv2Tiny: 'yolov2_tiny_shapes', YOLOv3: 'yolov3_shapes'}
 
 
 @pytest.mark.parametrize('cls', [YOLOv2Tiny, YOLOv2, YOLOv3], ids=['tiny', 'v2', 'v3'])
-def test_every_chainercv_name_maps_to_a_parameter_of_its_shape(cls):
-    shapes = SHAPES[cls](20)
+def test_every_chainercv_name_maps_to_a_parameter_of_its_shape(cls, chainercv):
+    shapes = getattr(chainercv, SHAPES[cls])(20)
     raw = {name: numpy.broadcast_to(numpy.float32(1), shape) for name, shape in shapes.items()}
     network_shapes = {}
     network = cfg_network.CfgNetwork(cls.make_sections(20, (416, 416)))
@@ -105,8 +29,8 @@ def test_every_chainercv_name_maps_to_a_parameter_of_its_shape(cls):
     assert weights == network_shapes
 
 
-def test_tiny_chainercv_file_loads_and_permutes(tmp_path, rng):
-    arrays = _random_file(rng, chainercv_yolov2_tiny_shapes(20))
+def test_tiny_chainercv_file_loads_and_permutes(tmp_path, rng, chainercv):
+    arrays = chainercv.random_file(rng, chainercv.yolov2_tiny_shapes(20))
     arrays['subnet/W'][:] = 0
     arrays['subnet/b'][:25] = [2.0, -1.0, 0.5, 0.2] + [0.0] * 21  # ty, tx, th, tw first
     path = tmp_path / 'yolo_v2_tiny_chainercv.npz'
@@ -132,8 +56,8 @@ def test_swap_xy_channels_by_hand():
     numpy.testing.assert_array_equal(yolo_base.swap_xy_channels(swapped, 7), b)
 
 
-def test_wrong_chainercv_file_names_every_bad_key(tmp_path, rng):
-    arrays = _random_file(rng, chainercv_yolov2_tiny_shapes(20))
+def test_wrong_chainercv_file_names_every_bad_key(tmp_path, rng, chainercv):
+    arrays = chainercv.random_file(rng, chainercv.yolov2_tiny_shapes(20))
     del arrays['extractor/3/conv/W'], arrays['subnet/b']
     arrays['extractor/9/conv/W'] = numpy.zeros((1,), numpy.float32)
     path = tmp_path / 'bad.npz'
@@ -174,9 +98,9 @@ def test_tiny_darknet_weights_load_in_cfg_order(tmp_path, rng):
         YOLOv2Tiny(pretrained_model=str(path))
 
 
-def test_local_file_with_other_classes_and_n_fg_class(tmp_path, rng):
+def test_local_file_with_other_classes_and_n_fg_class(tmp_path, rng, chainercv):
     path = tmp_path / 'three.npz'
-    numpy.savez(path, **_random_file(rng, chainercv_yolov2_tiny_shapes(3)))
+    numpy.savez(path, **chainercv.random_file(rng, chainercv.yolov2_tiny_shapes(3)))
     model = YOLOv2Tiny(n_fg_class=3, pretrained_model=str(path))
     assert model.n_fg_class == 3 and model.label_names is None
     model.use_preset('evaluate')
@@ -185,8 +109,8 @@ def test_local_file_with_other_classes_and_n_fg_class(tmp_path, rng):
 
 
 @pytest.mark.slow
-def test_yolov3_chainercv_file_with_the_real_shapes(tmp_path, rng):
+def test_yolov3_chainercv_file_with_the_real_shapes(tmp_path, rng, chainercv):
     path = tmp_path / 'yolo_v3_voc0712.npz'
-    numpy.savez(path, **_random_file(rng, chainercv_yolov3_shapes(20)))
+    numpy.savez(path, **chainercv.random_file(rng, chainercv.yolov3_shapes(20)))
     model = YOLOv3(pretrained_model=str(path))
     assert model.preprocessing == 'chainercv'
