@@ -42,7 +42,8 @@ TASKS = ('classification', 'detection', 'semantic_segmentation', 'instance_segme
 SOURCE_FORMATS = ('cvzoo_npz', 'torch_pth', 'darknet', 'keras_h5', 'chainercv_npz')
 METRICS = ('top1', 'top5', 'map_voc07', 'map_coco', 'map50_coco', 'miou', 'mask_map_coco')
 DATASETS = ('imagenet_val', 'voc2007_test', 'voc2012_val', 'coco_val2017',
-            'coco_val2017_voc_labels', 'camvid_test', 'cityscapes_val', 'ade20k_val')
+            'coco_test_dev', 'coco_val2017_voc_labels', 'camvid_test', 'cityscapes_val',
+            'ade20k_val')
 INTERPOLATIONS = ('nearest', 'bilinear', 'bicubic', 'area', 'lanczos')
 RESIZE_BACKENDS = ('pil', 'cv2', 'darknet', 'cvzoo')
 # The name mapping passed to convert_weights when neither the caller nor the entry names one.

@@ -86,9 +86,9 @@ YOLOv3.weights = {
         url='https://pjreddie.com/media/files/yolov3.weights', sha256=zoo.UNPUBLISHED,
         source_format='darknet', n_class=80, label_names=tuple(coco_bbox_label_names),
         preset=yolo_base.preset((608, 608), 'darknet'),
-        reported=zoo.Score('map50_coco', 0.579, 'coco_val2017',
+        reported=zoo.Score('map50_coco', 0.579, 'coco_test_dev',
                            'Redmon and Farhadi, YOLOv3, arXiv 1804.02767, table 3 (YOLOv3 '
-                           '608x608, AP50 on COCO test-dev; the schema has no test-dev)'),
+                           '608x608, AP50 on COCO test-dev)'),
         license='YOLO license (Darknet, public domain)',
         notes=('The network is built from sections equal to pjreddie/darknet cfg/yolov3.cfg '
                '(embedded, not fetched; 608x608). Darknet\'s letterbox and box correction '
