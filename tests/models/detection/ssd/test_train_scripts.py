@@ -2,7 +2,9 @@
 
 The slow test is the training proof: SSDTiny (64x64 input) trained from scratch on
 generated shapes reaches VOC mAP@0.5 >= 0.8 on the held-out split in under 15 minutes
-on 2 CPU cores. Run it with one BLAS thread (OMP_NUM_THREADS=1) on a shared machine.
+on 2 CPU cores. Run it with one BLAS thread (OMP_NUM_THREADS=1); docs/benchmarks.md
+("SSD on shapes") has the measured run (0.820 after 1,200 iterations, 12 min of CPU time,
+36 min of wall time on the loaded shared machine, where this test's time limit fails).
 """
 
 import importlib.util
@@ -46,7 +48,7 @@ def test_shapes_training_proof(tmp_path):
     start = time.perf_counter()
     mean_ap = _script('train_ssd').main([
         '--dataset', str(tmp_path / 'shapes'), '--model', 'ssd_tiny', '--insize', '64',
-        '--iteration', '450', '--batchsize', '16', '--optimizer', 'adam', '--lr', '2e-3',
+        '--iteration', '1200', '--batchsize', '16', '--optimizer', 'adam', '--lr', '2e-3',
         '--max-expand-ratio', '1', '--out', str(tmp_path / 'result')])
     minutes = (time.perf_counter() - start) / 60
     assert mean_ap >= 0.8, f'mAP {mean_ap:.3f} after {minutes:.1f} min'
