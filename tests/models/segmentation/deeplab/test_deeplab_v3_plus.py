@@ -11,7 +11,7 @@ from cvzoo.models import zoo
 from cvzoo.models.segmentation.deeplab import deeplab_v3_plus
 from cvzoo.testing import assert_is_semantic_segmentation_model
 
-MIN_INPUT_SIZE = 65  # reduced from 513; odd, as the padding of the weights' presets gives
+MIN_INPUT_SIZE = 33  # reduced from 513; odd, as the padding of the weights' presets gives
 
 
 @pytest.fixture(scope='module')
@@ -37,34 +37,34 @@ def _probabilities_by_hand(model, img):
 
 
 def test_forward_and_feature_strides(model):
-    x = numpy.zeros((1, 3, 65, 65), numpy.float32)
+    x = numpy.zeros((1, 3, 33, 33), numpy.float32)
     train, backprop = _no_graph()
     with train, backprop:
         lowlevel, highlevel = model.feature_extractor(x)
         y = model(x)
-    # NOTE: 65 -> 33 -> 17 (stride 4, low level) -> 9 (stride 8, high level).
-    assert lowlevel.shape == (1, 256, 17, 17) and highlevel.shape == (1, 2048, 9, 9)
-    assert y.shape == (1, 5, 17, 17) and y.dtype == numpy.float32
+    # NOTE: 33 -> 17 -> 9 (stride 4, low level) -> 5 (stride 8, high level).
+    assert lowlevel.shape == (1, 256, 9, 9) and highlevel.shape == (1, 2048, 5, 5)
+    assert y.shape == (1, 5, 9, 9) and y.dtype == numpy.float32
 
 
 def test_prepare_scales_to_minus_one_one_and_pads_bottom_right(model, rng):
-    img = rng.uniform(0, 255, (3, 40, 70)).astype(numpy.float32)
+    img = rng.uniform(0, 255, (3, 20, 40)).astype(numpy.float32)
     x = model.prepare(img)
-    assert x.shape == (3, 65, 70)
-    numpy.testing.assert_allclose(x[:, :40], img / 127.5 - 1, rtol=1e-6, atol=1e-6)
-    assert (x[:, 40:] == 0).all()  # NOTE: zero after scaling is ChainerCV's 127.5 padding
+    assert x.shape == (3, 33, 40)
+    numpy.testing.assert_allclose(x[:, :20], img / 127.5 - 1, rtol=1e-6, atol=1e-6)
+    assert (x[:, 20:] == 0).all()  # NOTE: zero after scaling is ChainerCV's 127.5 padding
 
 
 def test_predict_contract_and_the_forward_by_hand(model, rng):
     imgs = [rng.uniform(0, 255, (3,) + size).astype(numpy.float32)
-            for size in ((40, 50), (70, 90))]
+            for size in ((20, 26), (40, 45))]
     assert_is_semantic_segmentation_model(model, imgs, 5)
     expected = _probabilities_by_hand(model, imgs[0]).argmax(axis=0)
     numpy.testing.assert_array_equal(model.predict(imgs[:1])[0], expected)
 
 
 def test_flip_and_scales_average_the_probabilities(model, rng):
-    img = rng.uniform(0, 255, (3, 36, 44)).astype(numpy.float32)
+    img = rng.uniform(0, 255, (3, 24, 30)).astype(numpy.float32)
     plain = _probabilities_by_hand(model, img)
     mirrored = _probabilities_by_hand(model, numpy.ascontiguousarray(img[:, :, ::-1]))
     model.flip, model.scales = True, (1.0, 0.5)
@@ -79,11 +79,11 @@ def test_flip_and_scales_average_the_probabilities(model, rng):
     numpy.testing.assert_allclose(flipped, (plain + mirrored[:, :, ::-1]) / 2, rtol=1e-4,
                                   atol=1e-6)
     assert not numpy.allclose(flipped, plain, atol=1e-6)
-    half = deeplab_v3_plus._resize(img, (18, 22))
+    half = deeplab_v3_plus._resize(img, (12, 15))
     half_prob = (_probabilities_by_hand(model, half)
                  + _probabilities_by_hand(model, numpy.ascontiguousarray(half[:, :, ::-1]))
                  [:, :, ::-1]) / 2
-    expected = (flipped + deeplab_v3_plus._resize(half_prob, (36, 44))) / 2
+    expected = (flipped + deeplab_v3_plus._resize(half_prob, (24, 30))) / 2
     numpy.testing.assert_allclose(both, expected, rtol=1e-4, atol=1e-6)
 
 
@@ -173,7 +173,6 @@ def test_convert_names_every_bad_key(model):
         assert key in str(info.value)
 
 
-@pytest.mark.slow
 def test_load_a_chainercv_file_and_re_make_the_head(tmp_path, rng):
     arrays = _zeros(chainercv_deeplab_shapes(21))
     key = 'feature_extractor/exitflow_block2/separable3/pointwise/W'
@@ -202,3 +201,17 @@ def test_weights_entries(key):
     assert entry.source_format == 'chainercv_npz' and entry.sha256 == zoo.UNPUBLISHED
     assert f'deeplabv3plus_xception65_{key}_converted' in entry.url
     assert 'deeplab_v3plus_xception65' in zoo.list_models('semantic_segmentation')
+
+
+def test_a_wrong_chainercv_file_names_every_bad_key(tmp_path):
+    arrays = _zeros(chainercv_deeplab_shapes(21))
+    del arrays['aspp/atrous2/pointwise/W']
+    arrays['aspp/atrous4/pointwise/W'] = numpy.zeros((256, 2048, 1, 1), numpy.float32)
+    arrays['decoder/conv1/dw_bn/gamma'] = numpy.zeros(300, numpy.float32)
+    numpy.savez(tmp_path / 'wrong.npz', **arrays)
+    with pytest.raises(errors.WeightLoadError) as info:
+        deeplab_v3_plus.DeepLabV3plusXception65(n_class=21,
+                                                pretrained_model=str(tmp_path / 'wrong.npz'))
+    for key in ('aspp/atrous2/pointwise/W', 'aspp/atrous4/pointwise/W',
+                'decoder/conv1/dw_bn/gamma'):
+        assert key in str(info.value)

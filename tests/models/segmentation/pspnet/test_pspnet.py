@@ -9,7 +9,7 @@ from cvzoo.models import zoo
 from cvzoo.models.segmentation.pspnet import dilated_resnet, pspnet
 from cvzoo.testing import assert_is_semantic_segmentation_model
 
-INPUT_SIZE = 64  # a reduced window: the features are 8x8, the 6x6 level pools 1x1 windows
+INPUT_SIZE = 48  # the smallest window: feat_size 6, the 6x6 level pools 1x1 windows
 
 
 @pytest.fixture(scope='module')
@@ -24,24 +24,24 @@ def _forward(model, x):
 
 
 def test_forward_shapes_and_feature_stride(model, rng):
-    x = rng.uniform(-100, 100, (2, 3, 64, 72)).astype(numpy.float32)
+    x = rng.uniform(-100, 100, (2, 3, 48, 56)).astype(numpy.float32)
     with config.using_config('train', False), config.no_backprop_mode():
         res4, res5 = model.extractor(x)
         y = model(x)
-    # NOTE: pool1 covers every pixel (cover_all), so even sizes gain one: 64 -> 32 -> 17 -> 9.
-    assert res4.shape == (2, 1024, 9, 10) and res5.shape == (2, 2048, 9, 10)
-    assert y.shape == (2, 5, 64, 72) and y.dtype == numpy.float32
+    # NOTE: pool1 covers every pixel (cover_all), so even sizes gain one: 48 -> 24 -> 13 -> 7.
+    assert res4.shape == (2, 1024, 7, 8) and res5.shape == (2, 2048, 7, 8)
+    assert y.shape == (2, 5, 48, 56) and y.dtype == numpy.float32
 
 
 def test_predict_contract_small_and_large_images(model, rng):
-    # NOTE: 40x50 fits the 64x64 window (centred canvas); 70x97 is tiled (2 x 3 windows).
+    # NOTE: 30x40 fits the 48x48 window (centred canvas); 50x67 is tiled (2 x 2 windows).
     imgs = [rng.uniform(0, 255, (3,) + size).astype(numpy.float32)
-            for size in ((40, 50), (70, 97))]
+            for size in ((30, 40), (50, 67))]
     assert_is_semantic_segmentation_model(model, imgs, 5)
 
 
 def test_predict_of_an_image_of_the_window_size_is_the_forward(model, rng):
-    img = rng.uniform(0, 255, (3, 64, 64)).astype(numpy.float32)
+    img = rng.uniform(0, 255, (3, 48, 48)).astype(numpy.float32)
     model.flip = False
     try:
         label = model.predict([img])[0]
@@ -52,17 +52,17 @@ def test_predict_of_an_image_of_the_window_size_is_the_forward(model, rng):
 
 
 def test_multiscale_predict_averages_the_scales(model, rng):
-    img = rng.uniform(0, 255, (3, 48, 56)).astype(numpy.float32)
+    img = rng.uniform(0, 255, (3, 40, 44)).astype(numpy.float32)
     with config.using_config('train', False), config.no_backprop_mode():
         single = model.scores(img)
-        small = pspnet._resize(img, (36, 42), align_corners=False)
-        back = pspnet._resize(model.scores(small), (48, 56), align_corners=True)
+        small = pspnet._resize(img, (30, 33), align_corners=False)
+        back = pspnet._resize(model.scores(small), (40, 44), align_corners=True)
         model.scales = (1.0, 0.75)
         try:
             both = model.scores(img)
         finally:
             model.scales = None
-    assert both.shape == single.shape == (5, 48, 56)
+    assert both.shape == single.shape == (5, 40, 44)
     numpy.testing.assert_allclose(both, (single + back) / 2, rtol=1e-5, atol=1e-6)
     numpy.testing.assert_allclose(both.sum(axis=0), 1, rtol=1e-4)
 
@@ -92,9 +92,9 @@ def test_reset_head_and_argument_errors(model):
     with pytest.raises(ValueError, match='n_class'):
         pspnet.PSPNetResNet50()
     with pytest.raises(ValueError, match='input_size'):
-        pspnet.PSPNetResNet50(n_class=2, input_size=40)
+        pspnet.PSPNetResNet50(n_class=2, input_size=40)  # NOTE: 40 // 8 < 6
     with pytest.raises(ValueError, match='scales'):
-        pspnet.PSPNetResNet50(n_class=2, input_size=64, scales=(0,))
+        pspnet.PSPNetResNet50(n_class=2, input_size=48, scales=(0,))
 
 
 def _chainercv_conv_bn(prefix, out_channels, in_channels, ksize, with_n=True):
@@ -162,21 +162,23 @@ def test_convert_names_every_bad_key(model):
         model.convert_weights(raw, 'torch')
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize('n_class', [19, 4], ids=['same_head', 'new_head'])
-def test_load_a_chainercv_file_with_the_real_shapes(tmp_path, rng, n_class):
-    shapes = chainercv_pspnet_shapes(101, 19)
+def test_load_a_chainercv_file_with_the_real_shapes_and_re_make_the_head(tmp_path, rng):
+    shapes = chainercv_pspnet_shapes(50, 19)
     arrays = _zeros(shapes)
-    arrays['extractor/res4/b22/conv2/conv/W'] = rng.standard_normal(
-        shapes['extractor/res4/b22/conv2/conv/W']).astype(numpy.float32)
+    key = 'extractor/res4/b5/conv2/conv/W'
+    arrays[key] = rng.standard_normal(shapes[key]).astype(numpy.float32)
     numpy.savez(tmp_path / 'pspnet.npz', **arrays)
-    model = pspnet.PSPNetResNet101(n_class=19, pretrained_model=str(tmp_path / 'pspnet.npz'),
-                                   input_size=INPUT_SIZE)
-    numpy.testing.assert_array_equal(model.extractor.res4.b22.conv2.conv.W.array,
-                                     arrays['extractor/res4/b22/conv2/conv/W'])
-    if n_class != 19:
-        model.reset_head(n_class)
-    assert model.head_conv2.W.shape == (n_class, 512, 1, 1)
+    model = pspnet.PSPNetResNet50(n_class=19, pretrained_model=str(tmp_path / 'pspnet.npz'),
+                                  input_size=INPUT_SIZE)
+    numpy.testing.assert_array_equal(model.extractor.res4.b5.conv2.conv.W.array, arrays[key])
+    model.reset_head(4)
+    assert model.head_conv2.W.shape == (4, 512, 1, 1) and model.n_class == 4
+
+
+def test_resnet101_keys_are_all_consumed():
+    model = pspnet.PSPNetResNet101(n_class=19, input_size=INPUT_SIZE)
+    raw = _zeros(chainercv_pspnet_shapes(101, 19))
+    assert set(model.convert_weights(raw, 'chainercv')) == set(raw)
 
 
 ENTRIES = [(cls, key) for cls in (pspnet.PSPNetResNet50, pspnet.PSPNetResNet101)

@@ -74,11 +74,10 @@ def test_arguments_are_checked():
         PSPNetTrainChain(_ToyPSPNet(), class_weight=[1.0, 2.0])
 
 
-@pytest.mark.slow
 def test_a_real_pspnet_trains_through_the_chain(rng):
-    model = pspnet.PSPNetResNet50(n_class=4, input_size=64)
+    model = pspnet.PSPNetResNet50(n_class=4, input_size=48)
     chain = PSPNetTrainChain(model)
-    imgs = rng.standard_normal((2, 3, 64, 64)).astype(numpy.float32)
-    labels = rng.integers(-1, 4, (2, 64, 64)).astype(numpy.int32)
+    imgs = rng.standard_normal((2, 3, 48, 48)).astype(numpy.float32)
+    labels = rng.integers(-1, 4, (2, 48, 48)).astype(numpy.int32)
     chain(imgs, labels).backward()
     assert numpy.abs(model.extractor.conv1_1.conv.W.grad).sum() > 0
