@@ -215,3 +215,22 @@ def test_a_wrong_chainercv_file_names_every_bad_key(tmp_path):
     for key in ('aspp/atrous2/pointwise/W', 'aspp/atrous4/pointwise/W',
                 'decoder/conv1/dw_bn/gamma'):
         assert key in str(info.value)
+
+
+def test_a_weights_key_loads_through_the_mirror_and_the_chainercv_conversion(
+        tmp_path, monkeypatch):
+    # NOTE: no batch-norm ``N`` in the file: the conversion keeps the model's.
+    arrays = {key: value for key, value in _zeros(chainercv_deeplab_shapes(21)).items()
+              if not key.endswith('/N')}
+    arrays['decoder/conv_logits/b'] = numpy.arange(21, dtype=numpy.float32)
+    entry = deeplab_v3_plus.DeepLabV3plusXception65.weights['voc']
+    numpy.savez(tmp_path / entry.main_file.file_name, **arrays)
+    monkeypatch.setenv('CVZOO_WEIGHTS_MIRROR', str(tmp_path))
+    model = deeplab_v3_plus.DeepLabV3plusXception65(pretrained_model='voc',
+                                                    min_input_size=MIN_INPUT_SIZE)
+    numpy.testing.assert_array_equal(model.decoder.conv_logits.b.array, numpy.arange(21))
+    assert model.n_class == 21 and model.label_names[15] == 'person'
+    assert model.preset.size == (MIN_INPUT_SIZE, MIN_INPUT_SIZE)
+    other = deeplab_v3_plus.DeepLabV3plusXception65(n_class=4, pretrained_model='voc')
+    assert other.n_class == 4 and other.decoder.conv_logits.W.shape == (4, 256, 1, 1)
+    assert other.min_input_size == (513, 513) and other.label_names is None
