@@ -2,6 +2,7 @@
 
 import numpy
 
+from cvzoo import datasets
 from cvzoo.utils import image as image_utils
 from cvzoo.utils import visualize
 
@@ -47,10 +48,27 @@ def semantic_segmentation(model, path, args, out):
         if counts[lab]:
             print(f'  {100 * counts[lab] / label.size:5.1f}%  {_name(label_names, int(lab))}')
     if out:
-        colors = getattr(model, 'label_colors', None)
+        colors = getattr(model, 'label_colors', None) or _known_colors(label_names)
         visualize.vis_semantic_segmentation(img, label, label_names=label_names,
                                             label_colors=colors, out=out)
         print(f'wrote {out}')
+
+
+# The colours a data set's own tools draw its classes in, found by its label names.
+_PALETTES = (
+    (datasets.camvid_label_names, datasets.camvid_label_colors),
+    (datasets.cityscapes_semantic_segmentation_label_names,
+     datasets.cityscapes_semantic_segmentation_label_colors),
+    (datasets.voc_semantic_segmentation_label_names,
+     datasets.voc_semantic_segmentation_label_colors),
+)
+
+
+def _known_colors(label_names):
+    for names, colors in _PALETTES:
+        if label_names is not None and tuple(label_names) == tuple(names):
+            return colors
+    return None
 
 
 PRINTERS = {

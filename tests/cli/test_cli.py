@@ -96,3 +96,35 @@ def test_predict_bad_device_is_refused_before_loading(monkeypatch, capsys, image
     assert main.main(['predict', image_path, '--model', 'x', '--pretrained-model', 'k',
                       '--device', 'gpu0']) == 2
     assert 'device' in capsys.readouterr().err
+
+
+class _FakeSegmenter:
+    def __init__(self):
+        from cvzoo.datasets import camvid_label_names
+
+        self.label_names = camvid_label_names
+
+    def predict(self, imgs):
+        label = numpy.zeros((16, 20), numpy.int32)
+        label[:, 10:] = 3
+        return [label]
+
+    def to_device(self, device):
+        return self
+
+
+def test_predict_segmentation_overlays_dataset_colours(monkeypatch, capsys, image_path,
+                                                        tmp_path):
+    from cvzoo.datasets import camvid_label_colors
+
+    _fake(monkeypatch, _FakeSegmenter(), 'semantic_segmentation')
+    out = tmp_path / 'seg.png'
+    assert main.main(['predict', image_path, '--model', 'x', '--pretrained-model', 'k',
+                      '--out', str(out)]) == 0
+    text = capsys.readouterr().out
+    assert '50.0%  Sky' in text and '50.0%  Road' in text
+    picture = numpy.asarray(Image.open(out).convert('RGB'))
+    assert picture.shape[0] >= 16 and picture.shape[1] > 20  # image plus a legend
+    # The black image blended with CamVid's Road colour, not another palette's.
+    road = numpy.asarray(camvid_label_colors[3], numpy.float32)
+    numpy.testing.assert_allclose(picture[8, 15], road * 0.5, atol=2)
