@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 
+from cvzoo.core.communicators import data_parallel
 from cvzoo.core.optimizers import Adam, MomentumSGD, WeightDecay
 from cvzoo.core.serializers import npz
 from cvzoo.core.training import trainer as trainer_module
@@ -65,27 +66,30 @@ def _optimizer(args, chain):
 def main(argv=None):
     """Train, evaluate on the test split and return the mAP."""
     args = _parser().parse_args(argv)
-    if args.communicator:
-        raise SystemExit('--communicator: multi-process training is not available in this '
-                         'checkout yet; run without it')
     train, test, label_names = _datasets(args.dataset)
-    model = _model(args, len(label_names)).to_device(args.device)
+    model = _model(args, len(label_names))
     model.label_names = tuple(label_names)
     chain = train_chain.SSDTrainChain(model)
+    optimizer = _optimizer(args, chain)
+    comm = None
+    if args.communicator != 'none':
+        comm, train, optimizer, args.device = data_parallel.setup_data_parallel(
+            args.communicator, train, optimizer, args.device, args.seed)
+    model.to_device(args.device)
     transform = augmentation.SSDTransform(model.coder, model.insize, model.mean,
                                           max_expand_ratio=args.max_expand_ratio)
     iterator = serial_iterator.SerialIterator(TransformDataset(train, transform),
                                               args.batchsize, seed=args.seed)
-    optimizer = _optimizer(args, chain)
     updater = standard_updater.StandardUpdater(iterator, optimizer, device=args.device)
     trainer = trainer_module.Trainer(updater, (args.iteration, 'iteration'), args.out)
     log_trigger = (max(args.iteration // 50, 1), 'iteration')
-    trainer.extend(log_report.LogReport(trigger=log_trigger))
-    trainer.extend(print_report.PrintReport(
-        ['iteration', 'main/loss', 'main/loss/loc', 'main/loss/conf', 'elapsed_time']),
-        trigger=log_trigger)
-    trainer.extend(plot_report.PlotReport(['main/loss', 'main/loss/loc', 'main/loss/conf'],
-                                          trigger=log_trigger, filename='loss.png'))
+    if comm is None or comm.rank == 0:
+        trainer.extend(log_report.LogReport(trigger=log_trigger))
+        trainer.extend(print_report.PrintReport(
+            ['iteration', 'main/loss', 'main/loss/loc', 'main/loss/conf', 'elapsed_time']),
+            trigger=log_trigger)
+        trainer.extend(plot_report.PlotReport(['main/loss', 'main/loss/loc', 'main/loss/conf'],
+                                              trigger=log_trigger, filename='loss.png'))
     if args.optimizer == 'sgd':
         steps = [args.iteration * 2 // 3, args.iteration * 5 // 6]
         trainer.extend(multistep_shift.MultistepShift('lr', 0.1, steps))
@@ -93,6 +97,8 @@ def main(argv=None):
     trainer.extend(snapshot.snapshot(autoload=args.resume, n_retains=1),
                    trigger=(max(args.iteration // 5, 1), 'iteration'))
     trainer.run()
+    if comm is not None and comm.rank != 0:
+        return None
     npz.save_npz(os.path.join(args.out, 'model_final.npz'), model)
     model.use_preset('evaluate')
     result = DetectionVOCEvaluator(test, model, use_07_metric=True,
@@ -114,7 +120,7 @@ def _parser():
     parser.add_argument('--max-expand-ratio', type=float, default=4)
     parser.add_argument('--out', default='result')
     parser.add_argument('--device', default='cpu')
-    parser.add_argument('--communicator', default=None)
+    parser.add_argument('--communicator', default='none', choices=('none', 'mpi', 'nccl'))
     parser.add_argument('--seed', type=int, default=0)
     parser.add_argument('--resume', action='store_true',
                         help='continue from the latest snapshot in --out')

@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 
+from cvzoo.core.communicators import data_parallel
 from cvzoo.core.optimizers import MomentumSGD, WeightDecay
 from cvzoo.core.serializers import npz
 from cvzoo.core.training import trainer as trainer_module
@@ -66,19 +67,6 @@ def _model(args, n_fg_class):
     return model
 
 
-def _communicate(args, train, optimizer):
-    """Scatter the data and wrap the optimizer for multi-process training."""
-    from cvzoo.core.communicators import multi_node_optimizer
-    from cvzoo.core.communicators.create_communicator import create_communicator
-    from cvzoo.core.communicators.scatter_dataset import scatter_dataset
-
-    comm = create_communicator(args.communicator)
-    if args.device.startswith('cuda'):
-        args.device = f'cuda:{comm.intra_rank}'
-    train = scatter_dataset(train, comm, shuffle=True, seed=args.seed)
-    return comm, train, multi_node_optimizer.create_multi_node_optimizer(optimizer, comm)
-
-
 def main(argv=None):
     """Train, evaluate on the test split and return the mAP."""
     args = _parser().parse_args(argv)
@@ -90,7 +78,8 @@ def main(argv=None):
     optimizer.add_hook(WeightDecay(5e-4))
     comm = None
     if args.communicator != 'none':
-        comm, train, optimizer = _communicate(args, train, optimizer)
+        comm, train, optimizer, args.device = data_parallel.setup_data_parallel(
+            args.communicator, train, optimizer, args.device, args.seed)
     model.to_device(args.device)
     transform = augmentation.YOLOTransform(model.insize, jitter=args.jitter, seed=args.seed)
     iterator = serial_iterator.SerialIterator(TransformDataset(train, transform),

@@ -1,0 +1,25 @@
+"""The few lines every training script needs to run data-parallel under mpiexec."""
+
+from cvzoo.core.communicators import multi_node_optimizer
+from cvzoo.core.communicators.create_communicator import create_communicator
+from cvzoo.core.communicators.scatter_dataset import scatter_dataset
+
+
+def setup_data_parallel(name, dataset, optimizer, device, seed=None):
+    """Create a communicator, give this rank its share of the data, all-reduce gradients.
+
+    Args:
+        name (str): ``'mpi'`` or ``'nccl'``.
+        dataset: the whole training set (every rank passes the same one).
+        optimizer: the set-up optimizer; it is wrapped to average gradients over ranks.
+        device (str): the script's ``--device``; a GPU becomes this rank's own GPU.
+        seed (int): seed of the shuffled split, the same on every rank.
+
+    Returns:
+        tuple: (communicator, this rank's dataset, wrapped optimizer, device).
+    """
+    comm = create_communicator(name)
+    if str(device).startswith('cuda'):
+        device = f'cuda:{comm.intra_rank}'
+    dataset = scatter_dataset(dataset, comm, shuffle=True, seed=seed)
+    return comm, dataset, multi_node_optimizer.create_multi_node_optimizer(optimizer, comm), device
