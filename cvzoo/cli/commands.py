@@ -1,6 +1,5 @@
 """The ``cvzoo`` subcommands: each takes the parsed arguments and returns an exit status."""
 
-import importlib
 import os
 
 from cvzoo import models as zoo_api
@@ -58,16 +57,10 @@ def markdown_table(rows):
 
 def download_command(args):
     """Fetch and verify every file of a weight key; print where they are."""
-    weights = zoo_api.resolve_weights(model_class(args.model), args.key)
+    weights = zoo_api.resolve_weights(zoo_api.get_model_class(args.model), args.key)
     for path in zoo_api.fetch_weights(weights):
         print(path)
     return 0
-
-
-def model_class(name):
-    """The class registered under ``name`` (a ValueError naming close matches otherwise)."""
-    module_name, _, class_name = zoo_api.model_info(name)['class'].rpartition('.')
-    return getattr(importlib.import_module(module_name), class_name)
 
 
 def predict_command(args):

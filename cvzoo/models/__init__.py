@@ -12,6 +12,7 @@ from cvzoo.models.zoo import (
     Weights,
     fetch_weights,
     get_model,
+    get_model_class,
     list_models,
     load_weights,
     model_info,
@@ -20,6 +21,7 @@ from cvzoo.models.zoo import (
 )
 
 __all__ = [
-    'Preset', 'Score', 'WeightFile', 'Weights', 'fetch_weights', 'get_model', 'list_models',
+    'Preset', 'Score', 'WeightFile', 'Weights', 'fetch_weights', 'get_model', 'get_model_class',
+    'list_models',
     'load_weights', 'model_info', 'register', 'resolve_weights',
 ]

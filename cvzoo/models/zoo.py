@@ -270,6 +270,15 @@ def _model_class(name):
     return _REGISTRY[name]
 
 
+def get_model_class(name: str):
+    """The class registered under ``name``.
+
+    Raises:
+        ValueError: no such model (the message suggests close names).
+    """
+    return _model_class(name)[0]
+
+
 def model_info(name: str) -> dict:
     """Describe a registered model and each of its weight keys, as plain data.
 

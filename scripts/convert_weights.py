@@ -1,0 +1,33 @@
+"""Convert your own weight file to cvzoo's .npz for a zoo model.
+
+    python scripts/convert_weights.py resnet50.pth resnet50.npz --model resnet50 --source torchvision
+    python scripts/convert_weights.py my_ssd.npz ssd.npz --model ssd300 --source chainercv --n-class 3
+
+The result loads with ``Model(pretrained_model='resnet50.npz')`` or
+``cvzoo predict IMG --model resnet50 --pretrained-model resnet50.npz``.
+"""
+
+import argparse
+import sys
+
+from cvzoo.models.convert import convert_weight_file
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('src', help='the foreign file (.pth, ChainerCV .npz, .weights, .h5)')
+    parser.add_argument('dst', help='the cvzoo .npz to write')
+    parser.add_argument('--model', required=True, help='registry name, e.g. resnet50')
+    parser.add_argument('--source', default=None,
+                        help="name mapping: torchvision, chainercv, darknet, cvzoo "
+                             "(default: from the file's format)")
+    parser.add_argument('--n-class', type=int, default=None,
+                        help="classes of the file's head when not the model's default")
+    args = parser.parse_args(argv)
+    model = convert_weight_file(args.model, args.src, args.dst, args.source, args.n_class)
+    print(f'wrote {args.dst}: {sum(p.size for p in model.params())} parameters')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
