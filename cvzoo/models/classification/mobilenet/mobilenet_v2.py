@@ -66,15 +66,18 @@ class MobileNetV2(image_classifier.ImageClassifier):
     """
 
     head_name = 'fc'
+    _bn_kwargs = _BN_KWARGS  # subclass hook: the BN arguments of every layer
 
     def __init__(self, n_class=None, pretrained_model=None, *, width_multiplier=1.0,
                  source=None, initialW=None, fc_kwargs=None):
         if not isinstance(width_multiplier, (int, float)) or width_multiplier <= 0:
             raise ValueError(f'width_multiplier: expected a number > 0, got '
                              f'{width_multiplier!r}')
-        if pretrained_model in type(self).weights and width_multiplier != 1.0:
+        if pretrained_model in type(self).weights \
+                and width_multiplier != self._weights_width(pretrained_model):
             raise ValueError(f'width_multiplier: weights {pretrained_model!r} exist for width '
-                             f'1.0 only, got width_multiplier={width_multiplier}')
+                             f'{self._weights_width(pretrained_model)} only, got '
+                             f'width_multiplier={width_multiplier}')
         super().__init__()
         self.width_multiplier = width_multiplier
         if pretrained_model:  # NOTE: zeros are cheaper than random numbers about to be replaced
@@ -86,6 +89,11 @@ class MobileNetV2(image_classifier.ImageClassifier):
             self._build(n_out, initialW or initializers.HeNormal(fan_option='fan_out'))
         self._load_pretrained(pretrained_model, n_class, source)
 
+    @classmethod
+    def _weights_width(cls, key):
+        """The width multiplier the weights ``key`` need (subclass hook; here all 1.0)."""
+        return 1.0
+
     @property
     def n_feature(self):
         """Channels of ``conv1`` (the input of ``fc``)."""
@@ -94,13 +102,13 @@ class MobileNetV2(image_classifier.ImageClassifier):
     def _build(self, n_class, initialW):
         specs = _block_specs(self.width_multiplier)
         self.conv = L.Conv2DBNActiv(3, specs[0][0], 3, 2, 1, initialW=initialW,
-                                    activ=F.relu6, bn_kwargs=_BN_KWARGS)
+                                    activ=F.relu6, bn_kwargs=self._bn_kwargs)
         for name, (in_channels, expanded, out_channels, stride) in zip(BLOCK_NAMES, specs):
             setattr(self, name, blocks.ExpandedConv2D(
                 in_channels, expanded, out_channels, stride=stride, activ=F.relu6,
-                initialW=initialW, bn_kwargs=_BN_KWARGS))
+                initialW=initialW, bn_kwargs=self._bn_kwargs))
         self.conv1 = L.Conv2DBNActiv(specs[-1][2], self.n_feature, 1, initialW=initialW,
-                                     activ=F.relu6, bn_kwargs=_BN_KWARGS)
+                                     activ=F.relu6, bn_kwargs=self._bn_kwargs)
         self.pool = functools.partial(F.mean, axis=(2, 3))
         self.dropout = functools.partial(F.dropout, ratio=0.2)
         self.fc = L.Linear(self.n_feature, n_class, **self.fc_kwargs)
