@@ -1,0 +1,54 @@
+"""torchvision's ``GeneralizedRCNNTransform`` for inference: normalise, resize, pad.
+
+An image (RGB in [0, 255]) is divided by 255, normalised by ImageNet's mean and std,
+and resized (bilinear, half-pixel centres, no antialiasing: torch's ``interpolate``)
+by one factor so that its shorter side becomes ``min_size`` unless its longer side
+would pass ``max_size``. The factor is computed in float32 as torch does and the new
+size is ``floor(side * factor)``, exactly as torchvision (so 375 -> 799 at min_size
+800).
+A batch is zero-padded at the bottom and right to a common size, a multiple of 32.
+"""
+
+import math
+
+import numpy
+
+import cvzoo.core.functions as F
+from cvzoo.core import config
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+
+
+def resized_size(size, min_size, max_size):
+    """(H, W) -> the resized (H', W') of the rule above.
+
+    >>> resized_size((375, 500), 800, 1333)
+    (799, 1066)
+    """
+    # NOTE: torch evaluates ``800.0 / tensor`` as reciprocal(tensor) * 800 in float32,
+    # which is one float32 step below 800 / 375; the product 375 * scale then floors to 799.
+    short = numpy.float32(1) / numpy.float32(min(size))
+    long = numpy.float32(1) / numpy.float32(max(size))
+    scale = min(short * numpy.float32(min_size), long * numpy.float32(max_size))
+    return tuple(max(math.floor(n * float(scale)), 1) for n in size)
+
+
+def prepare_image(img, min_size, max_size, mean=IMAGENET_MEAN, std=IMAGENET_STD):
+    """(3, H, W) float RGB in [0, 255] -> (3, H', W') float32 normalised and resized."""
+    img = numpy.asarray(img, numpy.float32) / numpy.float32(255)
+    img = (img - numpy.asarray(mean, numpy.float32)[:, None, None]) \
+        / numpy.asarray(std, numpy.float32)[:, None, None]
+    size = resized_size(img.shape[1:], min_size, max_size)
+    with config.no_backprop_mode():
+        return F.resize_images(img[None], size, align_corners=False).array[0]
+
+
+def pad_batch(prepared, stride=32):
+    """Stack (3, H_i, W_i) images into (B, 3, H, W), zero-padded; H, W multiples of stride."""
+    size = numpy.max([x.shape[1:] for x in prepared], axis=0)
+    size = -(-size // stride) * stride
+    batch = numpy.zeros((len(prepared), 3, int(size[0]), int(size[1])), numpy.float32)
+    for i, x in enumerate(prepared):  # NOTE: one copy per image of the batch
+        batch[i, :, :x.shape[1], :x.shape[2]] = x
+    return batch

@@ -1,0 +1,281 @@
+"""RetinaNetResNet50FPN (Lin et al., "Focal Loss for Dense Object Detection", ICCV 2017)
+with torchvision's architecture, preprocessing, post-processing and COCO weights.
+
+The network is torchvision's ``retinanet_resnet50_fpn`` (v1): a ResNet-50 ('fb' arch,
+frozen BN) whose C3, C4, C5 feed an FPN, plus P6 and P7 taken from P5; on every level
+P3 ... P7 the shared heads score 9 anchors per cell (sizes 32 ... 512 at scales
+2^0, 2^(1/3), 2^(2/3), ratios 0.5, 1, 2) with sigmoid class scores and offsets
+(box coder weights (1, 1, 1, 1)).
+
+predict(): the image is normalised and resized as torchvision does (see
+``preprocessing``), the batch padded to multiples of 32; then per image and level the
+(anchor, class) pairs scoring above ``score_thresh`` are ranked and the best
+``n_candidate`` (1000) kept, decoded and clipped to the resized image; per-class NMS at
+``nms_thresh`` over the levels, the ``max_detections`` (300) best, and the boxes are
+scaled back to the input image.
+
+Labels: torchvision's 91-way head (COCO category ids, 'N/A' gaps) is cut to cvzoo's 80
+contiguous labels when the weights are converted; the 11 unused outputs were trained
+only as negatives, so they practically never rank among a level's best 1000 pairs.
+
+Differences from torchvision: NMS drops a box at IoU >= nms_thresh (torchvision: >);
+BN is frozen and ResNet's conv1 and res2 stay fixed also without pretrained weights
+(torchvision trains them from scratch then); bilinear resizing by matmuls (equal to
+torch's ``interpolate`` to float32 rounding).
+"""
+
+import typing
+
+import numpy
+
+import cvzoo.core.functions as F
+import cvzoo.core.links as L
+from cvzoo.core import backend, config, initializers
+from cvzoo.core.links.normalization import batch_normalization
+from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
+from cvzoo.models import zoo
+from cvzoo.models.classification.resnet import resnet
+from cvzoo.models.detection import detector
+from cvzoo.models.detection.retinanet import (
+    anchors,
+    box_coder,
+    heads,
+    name_mapping,
+    preprocessing,
+    retinanet_fpn,
+)
+from cvzoo.utils import image as image_utils
+from cvzoo.utils import nms
+
+RETINANET_PRESETS = {'visualize': {'score_thresh': 0.5, 'nms_thresh': 0.5},
+                     'evaluate': {'score_thresh': 0.05, 'nms_thresh': 0.5}}
+# ResNet's parts from the top; torchvision trains the first trainable_backbone_layers
+_STAGES = ('res5', 'res4', 'res3', 'res2', 'conv1')
+
+
+def _make_base(pretrained):
+    base = resnet.ResNet(50, n_class=1, arch='fb', compat='torchvision',
+                         initialW=initializers.Zero() if pretrained else None)
+    base.pick = ('res3', 'res4', 'res5')
+    base.remove_unused()
+    return base
+
+
+@zoo.register('retinanet_resnet50_fpn', task='detection')
+class RetinaNetResNet50FPN(L.Chain, detector.Detector):
+    """RetinaNet on ResNet-50 FPN; see the module docstring.
+
+    Weights keys: ``'coco'``, torchvision's ``RetinaNet_ResNet50_FPN_Weights.COCO_V1``
+    (COCO 2017 train; box AP 36.4 on val2017).
+
+    Args:
+        n_fg_class (int or None): classes to detect; None takes the weights' (80 without
+            weights). A number other than the weights' re-makes ``head/conf``.
+        pretrained_model (str or None): ``'coco'``, a local file (torchvision .pth or
+            cvzoo .npz) or None for random weights.
+        min_size, max_size (int): the resize rule (800 and 1333).
+        trainable_backbone_layers (int): 0 ... 5, ResNet's stages left trainable from the
+            top (torchvision's default 3: res3 ... res5); BN is always frozen.
+        bn_eps (float or None): BN epsilon; None is 0 with pretrained weights (torchvision
+            sets 0 when it loads its COCO weights) and 1e-5 otherwise.
+        source (str or None): names of a local file ('torchvision' or 'cvzoo').
+
+    Attributes:
+        label_names (tuple of str or None): class names of the loaded weights.
+
+    >>> # bboxes, labels, scores = RetinaNetResNet50FPN(pretrained_model='coco').predict([img])
+    """
+
+    presets: typing.ClassVar[dict] = RETINANET_PRESETS
+    max_detections = 300
+    n_candidate = 1000  # per image and level, before NMS (torchvision's topk_candidates)
+    pad_stride = 32
+    label_names = None
+
+    def __init__(self, n_fg_class=None, pretrained_model=None, *, min_size=800, max_size=1333,
+                 trainable_backbone_layers=3, bn_eps=None, source=None):
+        _check_positive_int('n_fg_class', n_fg_class, optional=True)
+        if trainable_backbone_layers not in range(6):
+            raise ValueError(f'trainable_backbone_layers: expected an int in 0 ... 5, got '
+                             f'{trainable_backbone_layers!r}')
+        entry = self.weights.get(pretrained_model) if isinstance(pretrained_model, str) \
+            else None
+        super().__init__()
+        with self.init_scope():
+            self.extractor = retinanet_fpn.RetinaNetFPN(_make_base(bool(pretrained_model)))
+            self.head = heads.RetinaNetHead(entry.n_class if entry else (n_fg_class or 80))
+        self.min_size, self.max_size = min_size, max_size
+        self.use_preset('visualize')
+        self.set_bn_eps((0.0 if pretrained_model else 1e-5) if bn_eps is None else bn_eps)
+        if pretrained_model:
+            zoo.load_weights(self, pretrained_model, source=source)
+        if entry is not None:
+            self.label_names = tuple(entry.label_names)
+        if n_fg_class is not None and n_fg_class != self.n_fg_class:
+            self.reset_head(n_fg_class)
+        self.freeze(trainable_backbone_layers)
+
+    @property
+    def n_fg_class(self):
+        """Classes the head scores."""
+        return self.head.n_fg_class
+
+    def set_bn_eps(self, eps):
+        """Set the epsilon of every BN of the backbone."""
+        for link in self.extractor.base.links():
+            if isinstance(link, batch_normalization.BatchNormalization):
+                link.eps = eps
+
+    def freeze(self, trainable_backbone_layers=3):
+        """Stop gradients to every BN's gamma/beta and to the ResNet stages below the
+        ``trainable_backbone_layers`` top ones (``requires_grad = False``)."""
+        base = self.extractor.base
+        for link in base.links():
+            if isinstance(link, batch_normalization.BatchNormalization):
+                for param in link.params():
+                    param.requires_grad = False
+        for name in _STAGES[trainable_backbone_layers:]:
+            for param in getattr(base, name).params():
+                param.requires_grad = False
+
+    def reset_head(self, n_fg_class):
+        """Re-make ``head/conf`` for ``n_fg_class`` classes (the label names are dropped)."""
+        _check_positive_int('n_fg_class', n_fg_class)
+        self.head.reset_classes(n_fg_class)
+        self.head.to_device(self.device)
+        self.label_names = None
+
+    def forward(self, x):
+        """(B, 3, H, W) prepared batch, H and W multiples of 32 -> per level ``locs``
+        (B, K_l, 4) and ``confs`` (B, K_l, n_fg_class) Variables and ``anchors``
+        (K_l, 4) arrays in the batch's pixels."""
+        # NOTE: BN in test mode also while training: torchvision's FrozenBatchNorm2d.
+        with config.using_config('train', False):
+            hs = self.extractor(x)
+        locs, confs = self.head(hs)
+        level_anchors = anchors.retinanet_anchors(self.xp, x.shape[2:],
+                                                  [h.shape[2:] for h in hs])
+        return locs, confs, level_anchors
+
+    def prepare(self, img):
+        """(3, H, W) RGB in [0, 255] -> normalised and resized (3, H', W') float32."""
+        return preprocessing.prepare_image(img, self.min_size, self.max_size)
+
+    def pad_batch(self, prepared):
+        """Prepared images -> (B, 3, H, W) NumPy batch, zero-padded to multiples of 32."""
+        return preprocessing.pad_batch(prepared, self.pad_stride)
+
+    def predict(self, imgs, batchsize=8):
+        """Detect objects in each image; see :meth:`Detector.predict` for the arrays."""
+        imgs = [image_utils.as_chw_image(img) for img in imgs]
+        bboxes, labels, scores = [], [], []
+        for start in range(0, len(imgs), batchsize):
+            chunk = imgs[start:start + batchsize]
+            prepared = [self.prepare(img) for img in chunk]
+            sizes = [x.shape[1:] for x in prepared]
+            x = backend.to_device(self.pad_batch(prepared), self.device)
+            with config.using_config('train', False), config.no_backprop_mode():
+                candidates = self.decode(self.forward(x), sizes)
+            result = self.suppress(*candidates, len(chunk))
+            for img, size, bbox in zip(chunk, sizes, result[0]):
+                ratio = numpy.asarray(img.shape[1:], numpy.float32) / \
+                    numpy.asarray(size, numpy.float32)
+                bboxes.append(bbox * ratio[[1, 0, 1, 0]])
+            labels += result[1]
+            scores += result[2]
+        return bboxes, labels, scores
+
+    def decode(self, outputs, sizes):
+        """Candidate detections of a batch, on the device: per image and level the
+        ``n_candidate`` best (anchor, class) pairs above ``score_thresh``, decoded and
+        clipped to each resized image of ``sizes`` ((H', W') per image).
+
+        Returns:
+            tuple of (P,) arrays: image index, (P, 4) box, score, label.
+        """
+        locs, confs, level_anchors = outputs
+        xp = self.xp
+        limits = xp.asarray([[W, H, W, H] for H, W in sizes], numpy.float32)
+        parts = []
+        for loc, conf, anchor in zip(locs, confs, level_anchors):
+            image_index, index, score = self._best_pairs(F.sigmoid(conf).array)
+            anchor_index, label = index // self.n_fg_class, index % self.n_fg_class
+            bbox = box_coder.decode(anchor[anchor_index], loc.array[image_index, anchor_index])
+            bbox = xp.clip(bbox, 0, limits[image_index])
+            parts.append((image_index, bbox, score, label))
+        return tuple(xp.concatenate(part) for part in zip(*parts))
+
+    def _best_pairs(self, prob):
+        """(B, K, C) probabilities -> image index, flat index (K * C) and score of each
+        image's ``n_candidate`` best pairs above ``score_thresh``."""
+        xp = self.xp
+        prob = prob.reshape(len(prob), -1)
+        image_index, index = xp.nonzero(prob > self.score_thresh)
+        score = prob[image_index, index]
+        order = xp.lexsort(xp.stack((-score, image_index)))
+        rank = xp.arange(len(order)) - xp.searchsorted(image_index[order], image_index[order])
+        kept = order[rank < self.n_candidate]
+        return image_index[kept], index[kept], score[kept]
+
+    def suppress(self, image_index, bbox, score, label, n_image):
+        """Per-image, per-class NMS and the ``max_detections`` best of each image.
+
+        Returns:
+            tuple of three lists (one entry per image) of NumPy arrays: (R, 4) float32
+            boxes, (R,) int32 labels, (R,) float32 scores by decreasing score.
+        """
+        xp = self.xp
+        kept = nms.batched_non_maximum_suppression(
+            bbox, score, image_index * self.n_fg_class + label, self.nms_thresh)
+        kept = kept[xp.argsort(image_index[kept], kind='stable')]
+        first = xp.searchsorted(image_index[kept], image_index[kept])
+        kept = kept[xp.arange(len(kept)) - first < self.max_detections]
+        image_index = backend.to_numpy(image_index[kept])
+        bounds = numpy.searchsorted(image_index, numpy.arange(n_image + 1))
+        bbox = backend.to_numpy(bbox[kept]).astype(numpy.float32, copy=False)
+        label = backend.to_numpy(label[kept]).astype(numpy.int32)
+        score = backend.to_numpy(score[kept]).astype(numpy.float32, copy=False)
+        parts = [slice(bounds[i], bounds[i + 1]) for i in range(n_image)]
+        return [bbox[p] for p in parts], [label[p] for p in parts], [score[p] for p in parts]
+
+    def convert_weights(self, raw, source):
+        """The zoo's conversion hook: torchvision names (``'torchvision'``/``'torch'``)
+        or cvzoo's; a 91-way torchvision class layer is cut to the 80 COCO classes.
+
+        Raises:
+            ValueError: another source.
+            cvzoo.errors.WeightLoadError: file keys with no counterpart (all named).
+        """
+        if source in ('torchvision', 'torch'):
+            return name_mapping.convert_torchvision(raw, self.head.n_anchor, source)
+        if source == 'cvzoo':
+            return {key.removeprefix('/'): value for key, value in raw.items()}
+        raise ValueError(f"source: expected 'torchvision', 'torch' or 'cvzoo' for RetinaNet "
+                         f'weights, got {source!r}')
+
+
+def _check_positive_int(name, value, optional=False):
+    if optional and value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f'{name}: expected an int >= 1{" or None" if optional else ""}, '
+                         f'got {value!r}')
+
+
+RetinaNetResNet50FPN.weights = {
+    'coco': zoo.Weights(
+        url='https://download.pytorch.org/models/retinanet_resnet50_fpn_coco-eeacb38b.pth',
+        sha256='eeacb38b', source_format='torch_pth', n_class=80,
+        label_names=tuple(coco_bbox_label_names),
+        preset=zoo.Preset(size=800, mean=tuple(255 * m for m in preprocessing.IMAGENET_MEAN),
+                          std=tuple(255 * s for s in preprocessing.IMAGENET_STD),
+                          interpolation='bilinear', resize_backend='cvzoo'),
+        reported=zoo.Score('map_coco', 0.364, 'coco_val2017',
+                           'torchvision docs, RetinaNet_ResNet50_FPN_Weights.COCO_V1 '
+                           '(box_map 36.4, COCO val2017)'),
+        notes="torchvision's v1 RetinaNet (P6 from P5, FrozenBatchNorm eps 0). Its 91-way "
+              'head (COCO category ids) is cut to the 80 real classes; torch resizes '
+              "with interpolate (bilinear, no antialias), which cvzoo's resize_images "
+              'reproduces; min size 800, max size 1333, padding to multiples of 32.',
+        convert_from='torchvision'),
+}
