@@ -15,7 +15,6 @@ import os
 
 from cvzoo.core.communicators import data_parallel
 from cvzoo.core.optimizers import Adam, MomentumSGD, WeightDecay
-from cvzoo.core.serializers import npz
 from cvzoo.core.training import trainer as trainer_module
 from cvzoo.core.training.extensions import (
     log_report,
@@ -32,6 +31,7 @@ from cvzoo.datasets.transform_dataset import TransformDataset
 from cvzoo.datasets.voc.voc_bbox_dataset import VOCBboxDataset
 from cvzoo.evaluators.detection_evaluators import DetectionVOCEvaluator
 from cvzoo.models.detection.ssd import augmentation, ssd, ssd_tiny, train_chain
+from cvzoo.models.trained_model import save_trained_model
 
 MODELS = {'ssd300': ssd.SSD300, 'ssd512': ssd.SSD512, 'ssd_tiny': ssd_tiny.SSDTiny}
 
@@ -99,7 +99,11 @@ def main(argv=None):
     trainer.run()
     if comm is not None and comm.rank != 0:
         return None
-    npz.save_npz(os.path.join(args.out, 'model_final.npz'), model)
+    # NOTE: the file also holds the class count, names and input size, so that
+    # `cvzoo predict IMG --model ssd_tiny --pretrained-model result/model_final.npz` works.
+    extra = {'insize': args.insize} if args.model == 'ssd_tiny' else {}
+    save_trained_model(model, os.path.join(args.out, 'model_final.npz'), args.model,
+                       n_fg_class=len(label_names), **extra)
     model.use_preset('evaluate')
     result = DetectionVOCEvaluator(test, model, use_07_metric=True,
                                    label_names=label_names).evaluate()

@@ -35,6 +35,7 @@ import numpy
 from cvzoo import errors
 from cvzoo.core.serializers import atomic_write, dictionary
 from cvzoo.core.serializers import npz as npz_serializer
+from cvzoo.models import trained_model
 from cvzoo.models.converters import file_format
 from cvzoo.utils import paths
 
@@ -301,10 +302,23 @@ def model_info(name: str) -> dict:
 def get_model(name: str, pretrained_model=None, **kwargs):
     """Build a registered model: ``cls(pretrained_model=pretrained_model, **kwargs)``.
 
+    A file written by ``trained_model.save_trained_model`` also brings the arguments
+    the model was trained with (class count, input size) and its label names; explicit
+    ``kwargs`` win.
+
     >>> model = get_model('resnet50', pretrained_model='imagenet')  # doctest: +SKIP
     """
     cls, _ = _model_class(name)
-    return cls(pretrained_model=pretrained_model, **kwargs)
+    config = trained_model.read_model_config(pretrained_model)
+    if config is None:
+        return cls(pretrained_model=pretrained_model, **kwargs)
+    if config['name'] != name:
+        raise ValueError(f'pretrained_model: {pretrained_model} holds a trained '
+                         f'{config["name"]!r}, not a {name!r}')
+    model = cls(pretrained_model=pretrained_model, **{**config['kwargs'], **kwargs})
+    if config.get('label_names') is not None:
+        model.label_names = tuple(config['label_names'])
+    return model
 
 
 def resolve_weights(model_class, key: str) -> Weights:
@@ -499,6 +513,7 @@ def load_weights(model, path_or_key, source: str | None = None):
         full = _is_full_sha256(weights.sha256)
         source_sha256 = weights.sha256 if full else _sha256_of_file(path)
         source = source or weights.convert_from or DEFAULT_SOURCES[weights.source_format]
-    arrays = _converted_arrays(model, path, source, source_sha256)
+    arrays = dict(_converted_arrays(model, path, source, source_sha256))
+    arrays.pop(trained_model.MODEL_CONFIG_KEY, None)
     dictionary.DictionaryDeserializer(arrays, '', True, path).load(model)
     return weights
