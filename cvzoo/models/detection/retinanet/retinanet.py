@@ -49,6 +49,9 @@ from cvzoo.utils import nms
 
 RETINANET_PRESETS = {'visualize': {'score_thresh': 0.5, 'nms_thresh': 0.5},
                      'evaluate': {'score_thresh': 0.05, 'nms_thresh': 0.5}}
+# NOTE: torchvision sets FrozenBatchNorm's eps to 0 for its COCO weights; cvzoo's BN needs
+# eps > 0, and the smallest normal float32 leaves var + eps == var for any var > 1e-30.
+PRETRAINED_BN_EPS = float(numpy.finfo(numpy.float32).tiny)
 # ResNet's parts from the top; torchvision trains the first trainable_backbone_layers
 _STAGES = ('res5', 'res4', 'res3', 'res2', 'conv1')
 
@@ -76,8 +79,9 @@ class RetinaNetResNet50FPN(L.Chain, detector.Detector):
         min_size, max_size (int): the resize rule (800 and 1333).
         trainable_backbone_layers (int): 0 ... 5, ResNet's stages left trainable from the
             top (torchvision's default 3: res3 ... res5); BN is always frozen.
-        bn_eps (float or None): BN epsilon; None is 0 with pretrained weights (torchvision
-            sets 0 when it loads its COCO weights) and 1e-5 otherwise.
+        bn_eps (float or None): BN epsilon (> 0); None is ``PRETRAINED_BN_EPS`` (as 0,
+            which torchvision sets when it loads its COCO weights) with pretrained
+            weights and 1e-5 otherwise.
         source (str or None): names of a local file ('torchvision' or 'cvzoo').
 
     Attributes:
@@ -106,7 +110,8 @@ class RetinaNetResNet50FPN(L.Chain, detector.Detector):
             self.head = heads.RetinaNetHead(entry.n_class if entry else (n_fg_class or 80))
         self.min_size, self.max_size = min_size, max_size
         self.use_preset('visualize')
-        self.set_bn_eps((0.0 if pretrained_model else 1e-5) if bn_eps is None else bn_eps)
+        self.set_bn_eps((PRETRAINED_BN_EPS if pretrained_model else 1e-5) if bn_eps is None
+                        else bn_eps)
         if pretrained_model:
             zoo.load_weights(self, pretrained_model, source=source)
         if entry is not None:
