@@ -82,13 +82,28 @@ def coco_rows(array, n_anchor):
     return rows.reshape((-1,) + array.shape[1:])
 
 
-def convert_torchvision(raw, n_anchor=9, source='torchvision'):
+def _unknown_keys(raw, expected):
+    unknown = []
+    for key in raw:
+        try:
+            name = map_key(key)
+        except KeyError:
+            unknown.append(key)
+            continue
+        if name is not None and expected is not None and name not in expected:
+            unknown.append(key)
+    return unknown
+
+
+def convert_torchvision(raw, n_anchor=9, source='torchvision', expected=None):
     """Map a torchvision RetinaNet state dict to cvzoo's names.
 
     Args:
         raw (dict): torchvision name -> NumPy array.
         n_anchor (int): anchors per cell of the heads.
         source (str): named in error messages.
+        expected (set of str or None): the model's keys; file keys that map outside it
+            are reported with the unknown ones.
 
     Returns:
         dict: cvzoo name -> array (BN counts ``N`` added as 0).
@@ -96,6 +111,11 @@ def convert_torchvision(raw, n_anchor=9, source='torchvision'):
     Raises:
         cvzoo.errors.WeightLoadError: keys with no counterpart, all named at once.
     """
+    unknown = _unknown_keys(raw, expected)
+    if unknown:
+        raise errors.WeightLoadError(
+            f'RetinaNet weights ({source} names): {len(unknown)} keys have no counterpart in '
+            f'cvzoo: {", ".join(sorted(unknown))}')
     arrays = resnet_names.map_keys(raw, map_key, source, 'RetinaNet weights')
     for name in ('head/conf/W', 'head/conf/b'):
         if name in arrays and arrays[name].shape[0] == n_anchor * TORCHVISION_COCO_CLASSES:

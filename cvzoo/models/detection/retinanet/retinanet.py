@@ -32,6 +32,7 @@ import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import backend, config, initializers
 from cvzoo.core.links.normalization import batch_normalization
+from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.models import zoo
 from cvzoo.models.classification.resnet import resnet
@@ -252,7 +253,10 @@ class RetinaNetResNet50FPN(L.Chain, detector.Detector):
             cvzoo.errors.WeightLoadError: file keys with no counterpart (all named).
         """
         if source in ('torchvision', 'torch'):
-            return name_mapping.convert_torchvision(raw, self.head.n_anchor, source)
+            own = dictionary.DictionarySerializer()
+            self.serialize(own)
+            expected = {key.removeprefix('/') for key in own.target}
+            return name_mapping.convert_torchvision(raw, self.head.n_anchor, source, expected)
         if source == 'cvzoo':
             return {key.removeprefix('/'): value for key, value in raw.items()}
         raise ValueError(f"source: expected 'torchvision', 'torch' or 'cvzoo' for RetinaNet "
