@@ -30,7 +30,7 @@ from cvzoo.core.training.extensions import (
 from cvzoo.core.training.iterators import serial_iterator
 from cvzoo.core.training.updaters import standard_updater
 from cvzoo.datasets.transform_dataset import TransformDataset
-from cvzoo.datasets.voc.voc_bbox_dataset import VOCBboxDataset
+from cvzoo.datasets.voc.voc_detection_splits import voc_detection_splits
 from cvzoo.evaluators.detection_evaluators import DetectionVOCEvaluator
 from cvzoo.models.detection.faster_rcnn import faster_rcnn_vgg, train_chain
 from cvzoo.models.detection.faster_rcnn.fpn import faster_rcnn_fpn_resnet as fpn_models
@@ -63,22 +63,10 @@ class Transform:
         return x, bbox.astype(numpy.float32), label, extra
 
 
-def _datasets(name):
-    if name == 'voc07':
-        train = VOCBboxDataset(year='2007', split='trainval')
-        test = VOCBboxDataset(year='2007', split='test', use_difficult=True,
-                              return_difficult=True)
-        return train, test, test.label_names
-    train = VOCBboxDataset(name, split='train')
-    test = VOCBboxDataset(name, split='test', use_difficult=True, return_difficult=True,
-                          label_names=train.label_names)
-    return train, test, train.label_names
-
-
 def main(argv=None):
     """Train, evaluate on the test split and return the mAP."""
     args = _parser().parse_args(argv)
-    train, test, label_names = _datasets(args.dataset)
+    train, test, label_names = voc_detection_splits(args.dataset)
     model = MODELS[args.model](n_fg_class=len(label_names), pretrained_model=args.pretrained_model,
                                min_size=args.min_size, max_size=args.max_size)
     model.to_device(args.device)

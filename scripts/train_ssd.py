@@ -26,27 +26,13 @@ from cvzoo.core.training.extensions import (
 )
 from cvzoo.core.training.iterators import serial_iterator
 from cvzoo.core.training.updaters import standard_updater
-from cvzoo.datasets.concatenated_dataset import ConcatenatedDataset
 from cvzoo.datasets.transform_dataset import TransformDataset
-from cvzoo.datasets.voc.voc_bbox_dataset import VOCBboxDataset
+from cvzoo.datasets.voc.voc_detection_splits import voc_detection_splits
 from cvzoo.evaluators.detection_evaluators import DetectionVOCEvaluator
 from cvzoo.models.detection.ssd import augmentation, ssd, ssd_tiny, train_chain
 from cvzoo.models.trained_model import save_trained_model
 
 MODELS = {'ssd300': ssd.SSD300, 'ssd512': ssd.SSD512, 'ssd_tiny': ssd_tiny.SSDTiny}
-
-
-def _datasets(name):
-    if name == 'voc07+12':
-        train = ConcatenatedDataset(VOCBboxDataset(year='2007', split='trainval'),
-                                    VOCBboxDataset(year='2012', split='trainval'))
-        test = VOCBboxDataset(year='2007', split='test', use_difficult=True,
-                              return_difficult=True)
-        return train, test, test.label_names
-    train = VOCBboxDataset(name, split='train')
-    test = VOCBboxDataset(name, split='test', use_difficult=True, return_difficult=True,
-                          label_names=train.label_names)
-    return train, test, train.label_names
 
 
 def _model(args, n_fg_class):
@@ -66,7 +52,7 @@ def _optimizer(args, chain):
 def main(argv=None):
     """Train, evaluate on the test split and return the mAP."""
     args = _parser().parse_args(argv)
-    train, test, label_names = _datasets(args.dataset)
+    train, test, label_names = voc_detection_splits(args.dataset)
     model = _model(args, len(label_names))
     model.label_names = tuple(label_names)
     chain = train_chain.SSDTrainChain(model)
