@@ -5,6 +5,7 @@ import itertools
 import numpy
 
 from cvzoo.core import backend, function_node
+from cvzoo.core import config as config_module
 from cvzoo.core.functions.vision import roi_arguments
 
 
@@ -40,24 +41,41 @@ class RoIPooling2D(function_node.FunctionNode):
         x_start, x_end = _bin_edges(xp, *self.x_edges, out_w, w)
         rows = roi_arguments.feature_rows(xp, x)
         best = xp.full((n_roi, out_h, out_w, c), -numpy.inf, dtype=x.dtype)
-        target = xp.full(best.shape, -1, dtype=numpy.intp)
-        channels = xp.arange(c)
+        # NOTE: the winner is tracked (as its step number, small ints) only when a
+        # backward may follow; inference skips that bookkeeping, half the work.
+        track = config_module.config.enable_backprop
         base = self.roi_indices[:, None, None] * (h * w)
         span_y = int((y_end - y_start).max()) if n_roi else 0
         span_x = int((x_end - x_start).max()) if n_roi else 0
-        for dy, dx in itertools.product(range(span_y), range(span_x)):
+        step_dtype = numpy.int16 if span_y * span_x < 2 ** 15 else numpy.int32
+        step_won = xp.full(best.shape, -1, dtype=step_dtype) if track else None
+        for step, (dy, dx) in enumerate(itertools.product(range(span_y), range(span_x))):
             y, x_ = y_start + dy, x_start + dx
-            inside = (y < y_end)[:, :, None] & (x_ < x_end)[:, None, :]
+            inside = ((y < y_end)[:, :, None] & (x_ < x_end)[:, None, :])[..., None]
             index = (base + xp.minimum(y, h - 1)[:, :, None] * w
                      + xp.minimum(x_, w - 1)[:, None, :])
-            # NOTE: a strict '>' keeps the first maximum (row-major) on ties, as Chainer.
             cells = rows[index]
-            wins = (cells > best) & inside[..., None]
+            # NOTE: a strict '>' keeps the first maximum (row-major) on ties, as Chainer.
+            wins = (cells > best) & inside
             best = xp.where(wins, cells, best)
-            target = xp.where(wins, index[..., None] * c + channels, target)
-        self.target = target
-        y = xp.where(target >= 0, best, 0)  # empty bins give 0
-        return xp.ascontiguousarray(y.transpose(0, 3, 1, 2)),
+            if track:
+                step_won = xp.where(wins, step_dtype(step), step_won)
+        if track:
+            self.target = self._targets(xp, step_won, base, (y_start, x_start), (h, w, c),
+                                        span_x)
+        return xp.ascontiguousarray(xp.where(best == -numpy.inf, 0, best)  # empty bins: 0
+                                    .transpose(0, 3, 1, 2)),
+
+    @staticmethod
+    def _targets(xp, step_won, base, starts, shape, span_x):
+        """Flat indexes into x's (N * H * W * C) rows of each bin's winner (-1: none)."""
+        h, w, c = shape
+        y_start, x_start = starts
+        step = step_won.astype(numpy.intp)
+        y = xp.minimum(y_start[:, :, None, None] + step // span_x, h - 1)
+        x_ = xp.minimum(x_start[:, None, :, None] + step % span_x, w - 1)
+        target = ((base[..., None] + y * w + x_) * c + xp.arange(c))
+        return xp.where(step_won >= 0, target, -1)
 
     def backward(self, indexes, grad_outputs):
         return _RoIPooling2DGrad(self.target, self.x_shape).apply(grad_outputs)

@@ -84,3 +84,19 @@ def test_invalid_arguments(kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         F.roi_pooling_2d(**args)
+
+
+def test_inference_mode_gives_the_same_output():
+    """Without backprop the winners are not tracked; the pooled values must not change."""
+    from cvzoo.core import config
+
+    rng = numpy.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 9, 11)).astype(numpy.float32)
+    rois = numpy.array([[0, 0, 10, 8], [2, 1, 6, 5], [3, 3, 3, 3], [20, 20, 30, 30]],
+                       numpy.float32)  # the last one lies outside the map: empty bins
+    indices = numpy.array([0, 1, 0, 1], numpy.int32)
+    tracked = F.roi_pooling_2d(x, rois, indices, (3, 4), 1.0).array
+    with config.no_backprop_mode():
+        untracked = F.roi_pooling_2d(x, rois, indices, (3, 4), 1.0).array
+    numpy.testing.assert_array_equal(untracked, tracked)
+    assert (tracked[3] == 0).all()
