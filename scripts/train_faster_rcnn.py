@@ -18,7 +18,6 @@ import os
 import numpy
 
 from cvzoo.core.optimizers import MomentumSGD, WeightDecay
-from cvzoo.core.serializers import npz
 from cvzoo.core.training import trainer as trainer_module
 from cvzoo.core.training.extensions import (
     log_report,
@@ -34,6 +33,7 @@ from cvzoo.datasets.voc.voc_detection_splits import voc_detection_splits
 from cvzoo.evaluators.detection_evaluators import DetectionVOCEvaluator
 from cvzoo.models.detection.faster_rcnn import faster_rcnn_vgg, train_chain
 from cvzoo.models.detection.faster_rcnn.fpn import faster_rcnn_fpn_resnet as fpn_models
+from cvzoo.models.trained_model import save_trained_model
 from cvzoo.transforms.bbox.flip_bbox import flip_bbox
 from cvzoo.transforms.bbox.resize_bbox import resize_bbox
 
@@ -89,7 +89,9 @@ def main(argv=None):
     trainer.extend(snapshot.snapshot(autoload=args.resume, n_retains=1),
                    trigger=(max(args.iteration // 5, 1), 'iteration'))
     trainer.run()
-    npz.save_npz(os.path.join(args.out, 'model_final.npz'), model)
+    save_trained_model(model, os.path.join(args.out, 'model_final.npz'), args.model,
+                       n_fg_class=len(label_names), min_size=args.min_size,
+                       max_size=args.max_size)
     model.use_preset('evaluate')
     result = DetectionVOCEvaluator(test, model, use_07_metric=True,
                                    label_names=label_names).evaluate()

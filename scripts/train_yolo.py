@@ -37,6 +37,7 @@ from cvzoo.evaluators.detection_evaluators import DetectionVOCEvaluator
 from cvzoo.models import zoo
 from cvzoo.models.detection.darknet import darknet_detector, train_chain
 from cvzoo.models.detection.yolo import augmentation
+from cvzoo.models.trained_model import save_trained_model
 
 PARTS = ['main/loss', 'main/loss/xy', 'main/loss/wh', 'main/loss/obj', 'main/loss/cls']
 
@@ -88,7 +89,11 @@ def main(argv=None):
     trainer.run()
     if comm is not None and comm.rank != 0:
         return None
-    npz.save_npz(os.path.join(args.out, 'model_final.npz'), model)
+    final = os.path.join(args.out, 'model_final.npz')
+    if args.cfg:
+        npz.save_npz(final, model)  # a cfg model is rebuilt from its cfg, not the registry
+    else:
+        save_trained_model(model, final, args.model, n_fg_class=len(label_names))
     model.use_preset('evaluate')
     result = DetectionVOCEvaluator(test, model, use_07_metric=model.use_07_metric,
                                    label_names=label_names).evaluate()

@@ -70,10 +70,7 @@ class DilatedResNetSegmenter(segmentation_model.SegmentationModel):
 
     def input_size(self, img):
         """(h, w) the network sees: the shorter side at the preset's size."""
-        size = self.preset.size
-        if isinstance(size, tuple):
-            return size
-        return presets.shorter_side_size(img.shape[1:], size)
+        return presets.input_size(self.preset, img)
 
     def forward(self, x):
         """Class scores of (B, 3, H, W) standardised RGB images.

@@ -47,6 +47,14 @@ def torchvision_entry(file_name, miou_percent, pixel_acc_percent, *, page, notes
         license='BSD-3-Clause', notes=notes, convert_from='torchvision')
 
 
+def input_size(preset, img):
+    """(h, w) a torchvision segmenter sees for ``img``: the preset's (H, W), or the image
+    resized so that its shorter side is the preset's size."""
+    if isinstance(preset.size, tuple):
+        return preset.size
+    return shorter_side_size(img.shape[1:], preset.size)
+
+
 def shorter_side_size(size, shorter_side):
     """(H, W) with the shorter side ``shorter_side`` and the aspect ratio kept.
 

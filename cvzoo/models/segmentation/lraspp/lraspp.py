@@ -94,10 +94,7 @@ class LRASPPMobileNetV3Large(segmentation_model.SegmentationModel):
 
     def input_size(self, img):
         """(h, w) the network sees: the shorter side at the preset's size."""
-        size = self.preset.size
-        if isinstance(size, tuple):
-            return size
-        return presets.shorter_side_size(img.shape[1:], size)
+        return presets.input_size(self.preset, img)
 
     def forward(self, x):
         """Class scores of (B, 3, H, W) standardised RGB images.
