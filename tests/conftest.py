@@ -49,10 +49,54 @@ def shared_data():
     return root
 
 
-def pytest_collection_modifyitems(config, items):
-    for item in items:
-        if 'reference' in item.keywords:
-            pass  # reference tests skip themselves with pytest.importorskip
+def _greedy_nms_reference(boxes, scores, iou_threshold):
+    """torchvision.ops.nms in plain torch: highest score first, drop IoU > threshold."""
+    import torch
+    from torchvision.ops.boxes import box_iou
+
+    order = torch.argsort(scores, descending=True, stable=True)
+    iou = box_iou(boxes[order], boxes[order])
+    suppressed = torch.zeros(len(order), dtype=torch.bool)
+    keep = []
+    for i in range(len(order)):
+        if not suppressed[i]:
+            keep.append(i)
+            suppressed |= iou[i] > iou_threshold
+    return order[torch.as_tensor(keep, dtype=torch.int64)]
+
+
+@pytest.fixture(scope='session')
+def torchvision():
+    """The real torchvision package, as a reference for models with torchvision weights.
+
+    Skips when torch or torchvision is absent. PyPI has only CUDA builds of torchvision,
+    whose compiled ops cannot load beside the CPU build of torch; its models are plain
+    Python, so then the compiled-op registrations are skipped, roi_align runs
+    torchvision's own pure-torch fallback, and nms is replaced by a greedy plain-torch NMS
+    (same rule: keep the highest score, drop boxes with IoU > threshold).
+    """
+    import importlib.util
+    import sys
+    import types
+
+    torch = pytest.importorskip('torch')
+    spec = importlib.util.find_spec('torchvision')
+    if spec is None:
+        pytest.skip('torchvision is not installed (.ci/run installs it with torch)')
+    compiled_ops = pathlib.Path(spec.origin).parent / '_C.so'
+    try:
+        torch.ops.load_library(str(compiled_ops))
+        has_compiled_ops = True
+    except (OSError, RuntimeError):
+        has_compiled_ops = False
+        sys.modules.setdefault('torchvision._meta_registrations',
+                               types.ModuleType('torchvision._meta_registrations'))
+    import torchvision as module
+
+    if not has_compiled_ops:
+        module.ops.boxes.nms = _greedy_nms_reference
+        module.ops.nms = _greedy_nms_reference
+    return module
 
 
 # --- http_server: downloads served from 127.0.0.1 ---
