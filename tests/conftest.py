@@ -99,6 +99,74 @@ def torchvision():
     return module
 
 
+class ChainerCVReference:
+    """Runs code in the separate Chainer/ChainerCV environment (see tools/make_chainercv_env).
+
+    Attributes:
+        python (str): the environment's interpreter command.
+    """
+
+    _DRIVER = (
+        'import sys, numpy\n'
+        'INPUTS = dict(numpy.load(sys.argv[1]))\n'
+        'WORKDIR = sys.argv[3]\n'
+        'OUTPUTS = {}\n'
+        'exec(compile(open(sys.argv[4]).read(), "chainercv_reference_script", "exec"))\n'
+        'numpy.savez(sys.argv[2], **{k: numpy.asarray(v) for k, v in OUTPUTS.items()})\n')
+
+    def __init__(self, python):
+        self.python = python
+
+    def run(self, script, workdir, **inputs):
+        """Execute ``script`` there and return the arrays it put in ``OUTPUTS``.
+
+        Args:
+            script (str): Python code run with the globals ``INPUTS`` (dict name -> array,
+                from ``inputs``), ``WORKDIR`` (str, ``workdir``) and ``OUTPUTS`` (an empty
+                dict the script fills with arrays).
+            workdir (pathlib.Path): a folder for the exchange files (e.g. ``tmp_path``).
+            **inputs: arrays passed to the script.
+
+        Returns:
+            dict: name -> numpy array.
+
+        Raises:
+            AssertionError: the script failed; the message carries its stderr.
+        """
+        import subprocess
+
+        workdir = pathlib.Path(workdir)
+        in_path, out_path = workdir / 'chainercv_in.npz', workdir / 'chainercv_out.npz'
+        script_path, driver_path = workdir / 'chainercv_script.py', workdir / 'chainercv_driver.py'
+        numpy.savez(in_path, **inputs)
+        script_path.write_text(script)
+        driver_path.write_text(self._DRIVER)
+        env = {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'PYTHONHOME')}
+        env.setdefault('OMP_NUM_THREADS', '1')
+        done = subprocess.run([self.python, str(driver_path), str(in_path), str(out_path),
+                               str(workdir), str(script_path)],
+                              capture_output=True, text=True, env=env)
+        assert done.returncode == 0, f'ChainerCV reference script failed:\n{done.stderr[-4000:]}'
+        with numpy.load(out_path) as outputs:
+            return dict(outputs)
+
+
+@pytest.fixture(scope='session')
+def chainercv_reference():
+    """ChainerCV 0.13.1 on Chainer 7.8.1, the origin of cvzoo's ChainerCV weights.
+
+    It lives in its own environment (Chainer needs NumPy < 2), made by
+    ``tools/make_chainercv_env DIR``; set ``CVZOO_CHAINERCV_PYTHON=DIR/python`` (.ci/run
+    does). Skips when that is unset.
+    """
+    python = os.environ.get('CVZOO_CHAINERCV_PYTHON')
+    if not python:
+        pytest.skip('CVZOO_CHAINERCV_PYTHON is unset (tools/make_chainercv_env makes one)')
+    if not os.access(python, os.X_OK):
+        pytest.fail(f'CVZOO_CHAINERCV_PYTHON={python!r} is not an executable file')
+    return ChainerCVReference(python)
+
+
 # --- http_server: downloads served from 127.0.0.1 ---
 import http.server  # noqa: E402
 import socket  # noqa: E402
