@@ -1,0 +1,75 @@
+"""ResNet with ChainerCV's weights gives ChainerCV's outputs (ChainerCV 0.13.1 reference).
+
+ChainerCV builds the model with seeded random weights (batch norms calibrated so the
+activations stay informative) and saves it as its published files are saved; cvzoo loads
+that file through its weights entry, as a download, and both predict the same image with
+ChainerCV's preprocessing (scale the shorter side, center crop, the entry's mean). The
+crop is 56 of 64 instead of 224 of 256 to stay fast; 56 still makes pool1's last window
+hang over the edge, so ``cover_all`` matters.
+"""
+
+import importlib.util
+import pathlib
+
+import numpy
+import pytest
+
+from cvzoo.models.classification.resnet import resnet
+
+_spec = importlib.util.spec_from_file_location(
+    'cvzoo_tests_chainercv_reference_tools',
+    pathlib.Path(__file__).resolve().parents[2] / 'chainercv_reference_tools.py')
+tools = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tools)
+
+pytestmark = pytest.mark.reference
+
+CROP_SIZE, SCALE_SIZE = 56, 64
+FEATURES = ('pool1', 'res4', 'fc6')
+SCRIPT = '''
+import os
+import chainercv.links
+numpy.random.seed(0)
+model = getattr(chainercv.links, MODEL)(arch=ARCH)
+os.makedirs(os.path.join(WORKDIR, 'mirror'))
+OUTPUTS.update(classifier_reference(
+    model, 'fc6', CROP_SIZE, SCALE_SIZE, FEATURES, INPUTS['imgs'],
+    os.path.join(WORKDIR, 'mirror', FILE_NAME)))
+'''
+
+CASES = [
+    pytest.param(resnet.ResNet50, 'imagenet_he', 'he', id='resnet50-he'),
+    pytest.param(resnet.ResNet50, 'imagenet_chainercv', 'fb', id='resnet50-fb'),
+    pytest.param(resnet.ResNet101, 'imagenet_he', 'he', id='resnet101-he',
+                 marks=pytest.mark.slow),
+    pytest.param(resnet.ResNet101, 'imagenet_chainercv', 'fb', id='resnet101-fb',
+                 marks=pytest.mark.slow),
+    pytest.param(resnet.ResNet152, 'imagenet_he', 'he', id='resnet152-he',
+                 marks=pytest.mark.slow),
+    pytest.param(resnet.ResNet152, 'imagenet_chainercv', 'fb', id='resnet152-fb',
+                 marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize(('model_class', 'key', 'arch'), CASES)
+def test_predict_equals_chainercv(model_class, key, arch, chainercv_reference, tmp_path,
+                                  monkeypatch, rng):
+    imgs = rng.uniform(0, 255, (1, 3, 67, 90)).astype(numpy.float32)
+    entry = model_class.weights[key]
+    reference = tools.run(chainercv_reference, SCRIPT, tmp_path, constants={
+        'MODEL': model_class.__name__, 'ARCH': arch, 'FILE_NAME': entry.main_file.file_name,
+        'CROP_SIZE': CROP_SIZE, 'SCALE_SIZE': SCALE_SIZE, 'FEATURES': FEATURES}, imgs=imgs)
+
+    model = tools.load_from_mirror(monkeypatch, tmp_path / 'mirror', model_class, key)
+    # The entry's preset is ChainerCV's evaluation: its mean, shorter side 256, crop 224.
+    numpy.testing.assert_allclose(model.preset.mean, reference['mean'].ravel(), rtol=1e-6)
+    assert model.preset.std == (1.0, 1.0, 1.0)
+    assert (model.preset.size, model.preset.crop_fraction) == (224, 224 / 256)
+    ours = tools.classifier_outputs(model, imgs, CROP_SIZE, SCALE_SIZE, FEATURES)
+
+    numpy.testing.assert_allclose(ours['prepared'], reference['prepared'], atol=1e-3)
+    for name in FEATURES:
+        tools.assert_features_close(ours[name], reference[name], name=name)
+    assert reference['probs'].max() > 0.02  # informative: far from uniform, not one-hot
+    assert reference['probs'].max() < 0.99
+    numpy.testing.assert_allclose(ours['probs'], reference['probs'], atol=1e-4)
