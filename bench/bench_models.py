@@ -1,17 +1,31 @@
-"""predict() latency, throughput and peak memory of every registered model, one process each.
+"""predict() latency, training iteration and peak memory of every registered model, one
+process each.
 
-For each model of a task (``cvzoo.models.list_models(task)``, random weights): the
-median latency of ``predict()`` on one image, images/s of ``predict()`` on a batch of 8,
-each the median of --runs runs after one warm-up run, and the peak resident memory
-(``ru_maxrss``) of the child process that built and ran the model. Images are random
-224x224 RGB; predict() includes the model's own preprocessing. Prints a table with the
-machine's core count; ``--write-docs`` also puts it into the "Models" section of
-docs/benchmarks.md with the command.
+For each model of a task (``cvzoo.models.list_models(task)``) a child process builds the
+model and times ``predict()`` (median of --runs runs after one warm-up run; predict()
+includes the model's own pre- and post-processing), and for detection and semantic
+segmentation a second child times one training iteration of the model's train chain
+(forward, loss, backward and a MomentumSGD update at batch 1, after one warm-up
+iteration). Each child's peak resident memory (``ru_maxrss``) is its own. What each task
+measures is in model_workloads.py:
 
-    OPENBLAS_NUM_THREADS=1 python bench/bench_models.py [--models resnet50 squeezenet1_1]
-        [--runs 5] [--task classification] [--write-docs]
+- classification: latency at batch 1 and images/s at batch 8, random 224x224 images,
+  random weights;
+- detection: the 500x375 image ../shared/data/images/voc2007_test/000456.jpg, predict()
+  with the 'visualize' and 'evaluate' presets and the time of the detector's
+  ``decode()`` + ``suppress()`` (decoding and NMS) inside it;
+- semantic_segmentation (or ``segmentation``): a 360x480 CamVid test image.
 
-A task is added with a function ``images -> None`` that calls predict() in TASKS.
+Models run with random weights unless their files are in the local weights mirror
+(``$CVZOO_WEIGHTS_MIRROR``, default ../shared/data/weights when it exists). A model that
+fails shows its error in its table row. Prints the table with the machine's core count
+and load average; ``--write-docs`` also puts it with the command into its task's part of
+the "Models" section of docs/benchmarks.md.
+
+    OPENBLAS_NUM_THREADS=1 python bench/bench_models.py --task detection [--models ssd300]
+        [--runs 3] [--timeout 3600] [--no-train] [--write-docs [--docs PATH]]
+
+A task is added in model_workloads.WORKLOADS and with a table function in TABLES.
 """
 
 import argparse
@@ -20,111 +34,270 @@ import os
 import pathlib
 import re
 import resource
-import statistics
 import subprocess
 import sys
-import time
-
-import numpy
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOCS = ROOT / 'docs' / 'benchmarks.md'
-TASKS = {'classification': {'size': (224, 224), 'kwargs': {'n_class': 1000}},
-         # CamVid's 360x480 (the issue's 480x360 image); 21 classes fit every segmenter
-         'semantic_segmentation': {'size': (360, 480), 'kwargs': {'n_class': 21}}}
-BATCH = 8
+DEFAULT_MIRROR = ROOT.parent / 'shared' / 'data' / 'weights'
+TASKS = ('classification', 'detection', 'semantic_segmentation')
+TASK_ALIASES = {'segmentation': 'semantic_segmentation'}
+TITLES = {'classification': 'Classification', 'detection': 'Detection',
+          'semantic_segmentation': 'Semantic segmentation'}
+ERROR_CHARS = 300  # of an error message shown in a table
 
 
-def _child(name, task, runs):
-    """Build ``name`` with random weights, time predict(), print one JSON line."""
-    from cvzoo.models import get_model  # only the child needs it
+def _child(name, task, part, runs):
+    """Measure ``part`` ('predict' or 'train') of ``name``; print one JSON line."""
+    import model_workloads  # beside this file; only the child needs cvzoo's models
 
-    spec = TASKS[task]
-    model = get_model(name, pretrained_model=None, **spec['kwargs'])
-    rng = numpy.random.default_rng(0)
-    imgs = [rng.uniform(0, 255, (3, *spec['size'])).astype(numpy.float32)
-            for _ in range(BATCH)]
-    timings = {}
-    for batch in (1, BATCH):
-        model.predict(imgs[:batch])  # warm-up
-        seconds = []
-        for _ in range(runs):
-            start = time.perf_counter()
-            model.predict(imgs[:batch])
-            seconds.append(time.perf_counter() - start)
-        timings[batch] = statistics.median(seconds)
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    n_param = sum(p.size for p in model.params())
-    print(json.dumps({'name': name, 'latency_ms': 1000 * timings[1],
-                      'images_per_s': BATCH / timings[BATCH], 'peak_mb': peak_mb,
-                      'n_param': n_param}))
+    workload = model_workloads.WORKLOADS[task][part]
+    try:
+        result = workload(name, runs) if part == 'predict' else workload(name)
+    except model_workloads.NoTrainChain as exc:
+        result = {'train_note': str(exc)}
+    result['peak_mb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB
+    print(json.dumps(result))
 
 
-def _run_one(name, task, runs):
-    command = [sys.executable, __file__, '--child', name, '--task', task, '--runs', str(runs)]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-        [str(ROOT), os.environ.get('PYTHONPATH', '')]))
-    result = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+def _run_child(name, task, part, runs, timeout, env):
+    """The child's result dict, or ``{'error': message}`` when it failed or timed out."""
+    command = [sys.executable, __file__, '--child', part, '--models', name, '--task', task,
+               '--runs', str(runs)]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, env=env,
+                                check=False, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {'error': f'timed out after {timeout} s'}
     if result.returncode:
-        return {'name': name, 'error': result.stderr.strip().splitlines()[-1]}
+        lines = result.stderr.strip().splitlines() or [f'exit status {result.returncode}']
+        return {'error': lines[-1][:ERROR_CHARS]}
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def _table(rows, task, runs):
-    H, W = TASKS[task]['size']
-    threads = os.environ.get('OPENBLAS_NUM_THREADS', 'unset')
-    caption = (f'{task}: predict() on random {H}x{W} images, random weights, median of '
-               f'{runs} runs after 1 warm-up, {os.cpu_count()} CPU cores, '
-               f'OPENBLAS_NUM_THREADS={threads}')
-    lines = [caption, '',
-             '| model | params | latency, batch 1 | images/s, batch 8 | peak RSS |',
+def measure(name, task, runs, timeout=None, train=True, mirror=None):
+    """One row: the predict child's results, and the train child's under ``train``."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(ROOT), os.environ.get('PYTHONPATH', '')]))
+    if mirror:
+        env['CVZOO_WEIGHTS_MIRROR'] = str(mirror)
+    row = {'name': name, 'predict': _run_child(name, task, 'predict', runs, timeout, env)}
+    if train and task != 'classification' and 'error' not in row['predict']:
+        row['train'] = _run_child(name, task, 'train', runs, timeout, env)
+    return row
+
+
+# --- tables -----------------------------------------------------------------------------
+
+def _cell(text):
+    return str(text).replace('|', '/').replace('\n', ' ')
+
+
+def _seconds(seconds):
+    """'12 ms', '1.23 s', '45.6 s'."""
+    if seconds < 1:
+        return f'{1000 * seconds:.0f} ms'
+    return f'{seconds:.2f} s' if seconds < 10 else f'{seconds:.1f} s'
+
+
+def _train_cells(row, notes):
+    """Training-iteration and peak-RSS cells of a row; adds a note for '-' and failures."""
+    train = row.get('train')
+    if train is None:
+        return '', ''
+    if 'error' in train:
+        notes.append(f'{row["name"]}: the training iteration failed: {train["error"]}')
+        return 'failed (see below)', ''
+    if 'train_note' in train:
+        notes.append(f'{row["name"]}: no training iteration: {train["train_note"]}')
+        return '-', f'{train["peak_mb"]:.0f} MB'
+    return (f'{_seconds(train["train_seconds"])} ({train["train_chain"]})',
+            f'{train["peak_mb"]:.0f} MB')
+
+
+def _failed_row(row, n_column):
+    error = _cell(row['predict']['error'])
+    return f'| {row["name"]} | failed: {error} |' + ' |' * (n_column - 2)
+
+
+def classification_table(rows):
+    """Markdown table of classification rows, and notes (none)."""
+    lines = ['| model | params | latency, batch 1 | images/s, batch 8 | peak RSS |',
              '| --- | ---: | ---: | ---: | ---: |']
     for row in rows:
-        if 'error' in row:
-            lines.append(f'| {row["name"]} | failed: {row["error"]} | | | |')
+        result = row['predict']
+        if 'error' in result:
+            lines.append(_failed_row(row, 5))
             continue
-        lines.append(f'| {row["name"]} | {row["n_param"] / 1e6:.1f} M | '
-                     f'{row["latency_ms"]:.0f} ms | {row["images_per_s"]:.2f} | '
-                     f'{row["peak_mb"]:.0f} MB |')
-    return '\n'.join(lines)
+        lines.append(f'| {row["name"]} | {result["n_param"] / 1e6:.1f} M | '
+                     f'{result["latency_ms"]:.0f} ms | {result["images_per_s"]:.2f} | '
+                     f'{result["peak_mb"]:.0f} MB |')
+    return lines, []
 
 
-def _write_docs(table, command):
-    text = DOCS.read_text() if DOCS.exists() else '# Benchmarks\n'
-    section = (f'## Models\n\n{table}\n\nCommand (from the repository root, on a machine '
-               f'shared with other jobs; absolute numbers vary with the load):\n\n'
-               f'    {command}\n\n')
-    match = re.search(r'^## Models\n.*?(?=^## |\Z)', text, flags=re.MULTILINE | re.DOTALL)
-    text = (text[:match.start()] + section + text[match.end():] if match
-            else text.rstrip('\n') + '\n\n' + section)
-    DOCS.write_text(text.rstrip('\n') + '\n')
+def _post_cell(preset):
+    if preset['post_seconds'] is None:
+        return '-'
+    share = 100 * preset['post_seconds'] / preset['seconds']
+    return f'{_seconds(preset["post_seconds"])} ({share:.1f}%)'
+
+
+def detection_table(rows):
+    """Markdown table of detection rows, and notes for '-' cells and failures."""
+    lines = [('| model | weights | params | network input (H x W) | predict(), visualize | '
+              'decode+NMS | predict(), evaluate | decode+NMS | detections (vis / eval) | '
+              'train iteration, batch 1 | peak RSS (predict / train) |'),
+             '| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |']
+    notes = []
+    for row in rows:
+        result = row['predict']
+        if 'error' in result:
+            lines.append(_failed_row(row, 11))
+            continue
+        train, train_mb = _train_cells(row, notes)
+        vis, ev = result['visualize'], result['evaluate']
+        if vis['post_seconds'] is None:
+            notes.append(f'{row["name"]}: predict() calls no decode()/suppress(), so the '
+                         'post-processing share is not measured')
+        lines.append(
+            f'| {row["name"]} | {result["weights"]} | {result["n_param"] / 1e6:.1f} M | '
+            f'{result["input"]} | {_seconds(vis["seconds"])} | {_post_cell(vis)} | '
+            f'{_seconds(ev["seconds"])} | {_post_cell(ev)} | '
+            f'{vis["detections"]} / {ev["detections"]} | {train} | '
+            f'{result["peak_mb"]:.0f}' + (f' / {train_mb}' if train_mb else ' MB') + ' |')
+    return lines, notes
+
+
+def segmentation_table(rows):
+    """Markdown table of semantic segmentation rows, and notes."""
+    lines = [('| model | weights | params | network input (H x W) | predict(), batch 1 | '
+              'train iteration, batch 1 | peak RSS (predict / train) |'),
+             '| --- | --- | ---: | --- | ---: | --- | ---: |']
+    notes = []
+    for row in rows:
+        result = row['predict']
+        if 'error' in result:
+            lines.append(_failed_row(row, 7))
+            continue
+        train, train_mb = _train_cells(row, notes)
+        lines.append(
+            f'| {row["name"]} | {result["weights"]} | {result["n_param"] / 1e6:.1f} M | '
+            f'{result["input"]} | {_seconds(result["latency_ms"] / 1000)} | {train} | '
+            f'{result["peak_mb"]:.0f}' + (f' / {train_mb}' if train_mb else ' MB') + ' |')
+    return lines, notes
+
+
+TABLES = {'classification': classification_table, 'detection': detection_table,
+          'semantic_segmentation': segmentation_table}
+
+
+def _caption(task, rows, runs, load):
+    threads = os.environ.get('OPENBLAS_NUM_THREADS', 'unset')
+    images = ', '.join(sorted({row['predict']['image'] for row in rows
+                               if 'image' in row['predict']})) or 'the task image'
+    train = ('the training iteration is one MomentumSGD update of the train chain named '
+             '(forward, losses, backward, update) at batch 1 after a warm-up iteration')
+    what = {'classification': 'predict() on random 224x224 images, random weights',
+            'detection': f'predict() at batch 1 on {images} with each preset; decode+NMS is '
+                         "the time of the detector's decode() and suppress() inside "
+                         f'predict() (its share in brackets); {train}, on that image with '
+                         '3 ground-truth boxes',
+            'semantic_segmentation': f'predict() at batch 1 on {images}; {train}, on the '
+                                     'network input of that image with random labels'}[task]
+    return (f'{what}. Median of {runs} run{"s" * (runs != 1)} after 1 warm-up, {os.cpu_count()} CPU cores, '
+            f'OPENBLAS_NUM_THREADS={threads}, load average {load[0]:.1f} at the start and '
+            f'{load[1]:.1f} at the end (1-minute).')
+
+
+def report(task, rows, runs, load):
+    """The task's text for the docs: caption, table and notes."""
+    lines, notes = TABLES[task](rows)
+    text = _caption(task, rows, runs, load) + '\n\n' + '\n'.join(lines)
+    if notes:
+        text += '\n\n' + '\n'.join(f'- {_cell(note)}' for note in notes)
+    return text
+
+
+# --- docs -------------------------------------------------------------------------------
+
+def replace_models_part(text, title, body):
+    """``text`` (a markdown page) with the '### title' part of its '## Models' section
+    set to ``body``; the part (and the section) is appended when absent."""
+    section = re.search(r'^## Models\n.*?(?=^## |\Z)', text, flags=re.MULTILINE | re.DOTALL)
+    if section is None:
+        text = text.rstrip('\n') + '\n\n## Models\n\n'
+        section = re.search(r'^## Models\n.*\Z', text, flags=re.MULTILINE | re.DOTALL)
+    models = section.group(0)
+    part = re.search(rf'^### {re.escape(title)}\n.*?(?=^### |\Z)', models,
+                     flags=re.MULTILINE | re.DOTALL)
+    new = f'### {title}\n\n{body.strip()}\n\n'
+    if part is None:
+        models = models.rstrip('\n') + '\n\n' + new
+    else:
+        models = models[:part.start()] + new + models[part.end():]
+    return (text[:section.start()] + models + text[section.end():]).rstrip('\n') + '\n'
+
+
+def _write_docs(path, task, body, command):
+    path = pathlib.Path(path)
+    text = path.read_text() if path.exists() else '# Benchmarks\n'
+    body += (f'\n\nCommand (from the repository root, on a machine shared with other jobs; '
+             f'absolute numbers vary with the load):\n\n    {command}')
+    path.write_text(replace_models_part(text, TITLES[task], body))
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--task', default='classification', choices=sorted(TASKS))
+    parser.add_argument('--task', default='classification',
+                        choices=sorted(TASKS + tuple(TASK_ALIASES)))
     parser.add_argument('--models', nargs='*', help='registry names (default: all of the task)')
     parser.add_argument('--runs', type=int, default=5)
+    parser.add_argument('--timeout', type=float, default=None,
+                        help='seconds per child process (default: none)')
+    parser.add_argument('--no-train', action='store_true', help='skip the training iteration')
     parser.add_argument('--write-docs', action='store_true')
-    parser.add_argument('--child', help=argparse.SUPPRESS)
+    parser.add_argument('--docs', default=str(DOCS), help='the page --write-docs updates')
+    parser.add_argument('--child', choices=('predict', 'train'), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    task = TASK_ALIASES.get(args.task, args.task)
     if args.child:
-        _child(args.child, args.task, args.runs)
+        _child(args.models[0], task, args.child, args.runs)
         return
     sys.path.insert(0, str(ROOT))
-    from cvzoo.models import list_models  # after the path is set
+    from cvzoo.utils import paths  # after the path is set
 
-    names = args.models or list_models(args.task)
+    mirror = paths.weights_mirror() or (DEFAULT_MIRROR if DEFAULT_MIRROR.is_dir() else None)
+    if args.models:
+        names = args.models
+    else:
+        from cvzoo.models import list_models
+
+        names = list_models(task)
+    start_load = os.getloadavg()[0]
     rows = []
     for name in names:
-        rows.append(_run_one(name, args.task, args.runs))
+        rows.append(measure(name, task, args.runs, args.timeout, not args.no_train, mirror))
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
-    table = _table(rows, args.task, args.runs)
-    print(table)
+    body = report(task, rows, args.runs, (start_load, os.getloadavg()[0]))
+    print(body)
     if args.write_docs:
         threads = os.environ.get('OPENBLAS_NUM_THREADS')
         prefix = f'OPENBLAS_NUM_THREADS={threads} ' if threads else ''
-        _write_docs(table, prefix + 'python bench/bench_models.py ' + ' '.join(sys.argv[1:]))
+        command = prefix + 'python bench/bench_models.py ' + ' '.join(_without_docs(sys.argv[1:]))
+        _write_docs(args.docs, task, body, command)
+
+
+def _without_docs(argv):
+    """``argv`` without ``--docs PATH`` / ``--docs=PATH`` (not part of the measurement)."""
+    kept, skip = [], False
+    for arg in argv:
+        if skip or arg.startswith('--docs='):
+            skip = False
+            continue
+        skip = arg == '--docs'
+        if not skip:
+            kept.append(arg)
+    return kept
 
 
 if __name__ == '__main__':
