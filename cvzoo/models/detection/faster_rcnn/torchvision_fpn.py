@@ -1,0 +1,329 @@
+"""FasterRCNNResNet50FPN: torchvision's ``fasterrcnn_resnet50_fpn`` (v1; Ren et al., NeurIPS
+2015, with the FPN of Lin et al., CVPR 2017), its preprocessing, post-processing and
+COCO weights.
+
+The network: a ResNet-50 ('fb' arch, frozen BN) whose C2 ... C5 feed an FPN (P2 ... P5,
+and P6 subsampled from P5, torchvision's ``LastLevelMaxPool``); the RPN of
+:mod:`torchvision_rpn` proposes up to 1000 RoIs per image; the head of
+:mod:`torchvision_box_head` pools them and scores n_fg_class + 1 classes (softmax,
+background first) with per-class offsets (box coder weights (10, 10, 5, 5)).
+
+predict(): the image is normalised, resized (shorter side ``min_size`` unless the longer
+would pass ``max_size``) and padded as torchvision's ``GeneralizedRCNNTransform`` (see
+:mod:`cvzoo.models.detection.retinanet.preprocessing`); each RoI's per-class boxes are
+decoded (dw, dh clipped at log(1000 / 16)) and clipped to the resized image; the (box,
+class) pairs scoring above ``score_thresh`` with both sides >= 0.01 go through NMS per
+class at ``nms_thresh``; the ``max_detections`` (100) best of each image are kept and
+scaled back to the input image (torchvision's ``postprocess_detections`` and
+``postprocess``). The 'evaluate' preset is torchvision's setting (0.05, 0.5); 'visualize'
+(0.7, 0.5) returns the subset of those detections scoring above 0.7.
+
+Labels: torchvision's 91-class predictor (COCO category ids, 'N/A' gaps) is cut to the
+background and cvzoo's 80 labels when the weights are converted. Differences from
+torchvision: the ten unused 'N/A' classes leave the softmax, so a score is larger by the
+factor 1 / (1 - p), p the probability torchvision gives the 'N/A' classes (which training
+on COCO, where they never occur, drives to about 0); NMS drops a box at IoU >= nms_thresh
+(torchvision: >); BN is frozen also without pretrained weights; ``head/loc`` and
+``head/conf`` start as N(0, 0.001) and N(0, 0.01) (torchvision: uniform).
+"""
+
+import typing
+
+import numpy
+
+import cvzoo.core.functions as F
+import cvzoo.core.links as L
+from cvzoo.core import backend, config, initializers
+from cvzoo.core.links.normalization import batch_normalization
+from cvzoo.core.serializers import dictionary
+from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
+from cvzoo.models import zoo
+from cvzoo.models.classification.resnet import resnet
+from cvzoo.models.detection import detector
+from cvzoo.models.detection.faster_rcnn import (
+    torchvision_box_head,
+    torchvision_names,
+    torchvision_rpn,
+)
+from cvzoo.models.detection.faster_rcnn.fpn import fpn
+from cvzoo.models.detection.retinanet import box_coder, preprocessing
+from cvzoo.utils import image as image_utils
+from cvzoo.utils import nms
+
+FPN_SCALES = (1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64)
+PRESETS = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.5},
+           'evaluate': {'score_thresh': 0.05, 'nms_thresh': 0.5}}
+BOX_CODER_WEIGHTS = (10.0, 10.0, 5.0, 5.0)
+# NOTE: torchvision sets FrozenBatchNorm's eps to 0 for its COCO weights; cvzoo's BN needs
+# eps > 0, and the smallest normal float32 leaves var + eps == var for any var > 1e-30.
+PRETRAINED_BN_EPS = float(numpy.finfo(numpy.float32).tiny)
+# ResNet's parts from the top; torchvision trains the first trainable_backbone_layers
+_STAGES = ('res5', 'res4', 'res3', 'res2', 'conv1')
+
+
+def resized_size(size, min_size, max_size):
+    """(H, W) -> the (H', W') torchvision's ``GeneralizedRCNNTransform`` resizes it to.
+
+    The factor ``min(min_size / short side, max_size / long side)`` and the products
+    ``floor(side * factor)`` are computed in float64, as torchvision 0.28 (and the
+    torchvision of 2019 that trained and scored the COCO weights) does; some releases in
+    between computed the factor in float32, which gives e.g. 799 instead of 800 for 375.
+
+    >>> resized_size((375, 500), 800, 1333)
+    (800, 1066)
+    """
+    scale = min(min_size / min(size), max_size / max(size))
+    return tuple(max(int(side * scale), 1) for side in size)
+
+
+def _make_base(pretrained):
+    base = resnet.ResNet(50, n_class=1, arch='fb', compat='torchvision',
+                         initialW=initializers.Zero() if pretrained else None)
+    base.pick = ('res2', 'res3', 'res4', 'res5')
+    base.remove_unused()
+    return base
+
+
+@zoo.register('fasterrcnn_resnet50_fpn', task='detection')
+class FasterRCNNResNet50FPN(L.Chain, detector.Detector):
+    """torchvision's Faster R-CNN ResNet-50 FPN; see the module docstring.
+
+    Weights keys: ``'coco'``, torchvision's ``FasterRCNN_ResNet50_FPN_Weights.COCO_V1``
+    (COCO 2017 train; box AP 37.0 on val2017).
+
+    Args:
+        n_fg_class (int or None): classes to detect; None takes the weights' (80 without
+            weights). A number other than the weights' re-makes ``head/loc`` and
+            ``head/conf``.
+        pretrained_model (str or None): ``'coco'``, a local file (torchvision .pth or
+            cvzoo .npz) or None for random weights.
+        min_size, max_size (int): the resize rule (800 and 1333).
+        trainable_backbone_layers (int): 0 ... 5, ResNet's stages left trainable from the
+            top (torchvision's default 3: res3 ... res5); BN is always frozen.
+        bn_eps (float or None): BN epsilon (> 0); None is ``PRETRAINED_BN_EPS`` (as 0,
+            which torchvision sets for its COCO weights) with pretrained weights and 1e-5
+            (torchvision's BatchNorm2d) otherwise.
+        source (str or None): names of a local file ('torchvision' or 'cvzoo').
+
+    Attributes:
+        label_names (tuple of str or None): class names of the loaded weights.
+
+    >>> # bboxes, labels, scores = FasterRCNNResNet50FPN(pretrained_model='coco').predict([img])
+    """
+
+    presets: typing.ClassVar[dict] = PRESETS
+    max_detections = 100
+    min_bbox_size = 1e-2
+    pad_stride = 32
+    label_names = None
+
+    def __init__(self, n_fg_class=None, pretrained_model=None, *, min_size=800, max_size=1333,
+                 trainable_backbone_layers=3, bn_eps=None, source=None):
+        _check_positive_int('n_fg_class', n_fg_class, optional=True)
+        if trainable_backbone_layers not in range(6):
+            raise ValueError(f'trainable_backbone_layers: expected an int in 0 ... 5, got '
+                             f'{trainable_backbone_layers!r}')
+        entry = self.weights.get(pretrained_model) if isinstance(pretrained_model, str) \
+            else None
+        super().__init__()
+        with self.init_scope():
+            self.extractor = fpn.FPN(_make_base(bool(pretrained_model)),
+                                     (256, 512, 1024, 2048), FPN_SCALES)
+            self.rpn = torchvision_rpn.TorchvisionRPN()
+            self.head = torchvision_box_head.TorchvisionBoxHead(
+                (entry.n_class if entry else (n_fg_class or 80)) + 1, FPN_SCALES)
+        self.min_size, self.max_size = min_size, max_size
+        self.use_preset('visualize')
+        self.set_bn_eps((PRETRAINED_BN_EPS if pretrained_model else 1e-5) if bn_eps is None
+                        else bn_eps)
+        if pretrained_model:
+            zoo.load_weights(self, pretrained_model, source=source)
+        if entry is not None:
+            self.label_names = tuple(entry.label_names)
+        if n_fg_class is not None and n_fg_class != self.n_fg_class:
+            self.reset_head(n_fg_class)
+        self.freeze(trainable_backbone_layers)
+
+    @property
+    def n_fg_class(self):
+        """Foreground classes (the head also scores the background)."""
+        return self.head.n_class - 1
+
+    def set_bn_eps(self, eps):
+        """Set the epsilon of every BN of the backbone."""
+        for link in self.extractor.base.links():
+            if isinstance(link, batch_normalization.BatchNormalization):
+                link.eps = eps
+
+    def freeze(self, trainable_backbone_layers=3):
+        """Stop gradients to every BN's gamma/beta and to the ResNet stages below the
+        ``trainable_backbone_layers`` top ones (``requires_grad = False``)."""
+        base = self.extractor.base
+        for link in base.links():
+            if isinstance(link, batch_normalization.BatchNormalization):
+                for param in link.params():
+                    param.requires_grad = False
+        for name in _STAGES[trainable_backbone_layers:]:
+            for param in getattr(base, name).params():
+                param.requires_grad = False
+
+    def reset_head(self, n_fg_class):
+        """Re-make ``head/loc`` and ``head/conf`` for ``n_fg_class`` classes (the label
+        names are dropped)."""
+        _check_positive_int('n_fg_class', n_fg_class)
+        self.head.reset_classes(n_fg_class + 1)
+        self.head.to_device(self.device)
+        self.label_names = None
+
+    def features(self, x):
+        """(B, 3, H, W) prepared batch, H and W multiples of 32 -> P2 ... P6 Variables."""
+        # NOTE: BN in test mode also while training: torchvision's FrozenBatchNorm2d.
+        with config.using_config('train', False):
+            return self.extractor(x)
+
+    def forward(self, x, sizes=None):
+        """Head outputs of a prepared batch.
+
+        Args:
+            x (array): (B, 3, H, W) prepared batch, H and W multiples of 32.
+            sizes (list of pairs of int or None): each image's (H, W) before padding
+                (default: the batch's).
+
+        Returns:
+            tuple: ``locs`` (R, n_class * 4) and ``confs`` (R, n_class) Variables, ``rois``
+            (R, 4) and ``roi_indices`` (R,) arrays (the RPN's proposals).
+        """
+        sizes = [tuple(x.shape[2:])] * len(x) if sizes is None else sizes
+        hs = self.features(x)
+        _, _, rois, roi_indices, _ = self.rpn(hs, x.shape[2:], sizes)
+        locs, confs = self.head(hs, rois, roi_indices)
+        return locs, confs, rois, roi_indices
+
+    def prepare(self, img):
+        """(3, H, W) RGB in [0, 255] -> normalised and resized (3, H', W') float32."""
+        img = numpy.asarray(img, numpy.float32) / numpy.float32(255)
+        mean = numpy.asarray(preprocessing.IMAGENET_MEAN, numpy.float32)[:, None, None]
+        std = numpy.asarray(preprocessing.IMAGENET_STD, numpy.float32)[:, None, None]
+        size = resized_size(img.shape[1:], self.min_size, self.max_size)
+        with config.no_backprop_mode():
+            return F.resize_images(((img - mean) / std)[None], size, align_corners=False).array[0]
+
+    def pad_batch(self, prepared):
+        """Prepared images -> (B, 3, H, W) NumPy batch, zero-padded to multiples of 32."""
+        return preprocessing.pad_batch(prepared, self.pad_stride)
+
+    def predict(self, imgs, batchsize=8):
+        """Detect objects in each image; see :meth:`Detector.predict` for the arrays."""
+        imgs = [image_utils.as_chw_image(img) for img in imgs]
+        bboxes, labels, scores = [], [], []
+        for start in range(0, len(imgs), batchsize):
+            chunk = imgs[start:start + batchsize]
+            prepared = [self.prepare(img) for img in chunk]
+            sizes = [x.shape[1:] for x in prepared]
+            x = backend.to_device(self.pad_batch(prepared), self.device)
+            with config.using_config('train', False), config.no_backprop_mode():
+                candidates = self.decode(self.forward(x, sizes), sizes)
+            result = self.suppress(*candidates, len(chunk))
+            for img, size, bbox in zip(chunk, sizes, result[0]):
+                ratio = numpy.asarray(img.shape[1:], numpy.float32) / \
+                    numpy.asarray(size, numpy.float32)
+                bboxes.append(bbox * ratio[[1, 0, 1, 0]])
+            labels += result[1]
+            scores += result[2]
+        return bboxes, labels, scores
+
+    def decode(self, outputs, sizes):
+        """Per-class boxes and scores of every RoI of a batch, on the device.
+
+        Args:
+            outputs: what :meth:`forward` returns.
+            sizes (list of pairs of int): each resized image's (H', W').
+
+        Returns:
+            tuple: ``bbox`` (R, n_fg_class, 4) clipped to each resized image, ``score``
+            (R, n_fg_class) softmax probabilities (the background's column dropped),
+            ``roi_indices`` (R,).
+        """
+        locs, confs, rois, roi_indices = outputs
+        xp = self.xp
+        loc = locs.array.reshape(len(rois), self.head.n_class, 4)[:, 1:]
+        bbox = box_coder.decode(rois[:, None, :], loc, BOX_CODER_WEIGHTS)
+        limits = xp.asarray([[W, H, W, H] for H, W in sizes], numpy.float32)
+        bbox = xp.clip(bbox, 0, limits[roi_indices][:, None, :])
+        score = F.softmax(confs, axis=1).array[:, 1:]
+        return bbox, score, roi_indices
+
+    def suppress(self, bbox, score, roi_indices, n_image):
+        """Threshold, small-box removal, per-image and per-class NMS and the
+        ``max_detections`` best of each image, on the device.
+
+        Returns:
+            tuple of three lists (one entry per image) of NumPy arrays: (R, 4) float32
+            boxes in the resized image's pixels, (R,) int32 labels, (R,) float32 scores
+            by decreasing score.
+        """
+        xp = self.xp
+        roi, label = xp.nonzero(score > self.score_thresh)
+        bbox, score = bbox[roi, label], score[roi, label]
+        large = ((bbox[:, 2:] - bbox[:, :2]) >= self.min_bbox_size).all(axis=1)
+        roi, label, bbox, score = roi[large], label[large], bbox[large], score[large]
+        image_index = roi_indices[roi]
+        kept = nms.batched_non_maximum_suppression(
+            bbox, score, image_index * self.n_fg_class + label, self.nms_thresh)
+        kept = kept[xp.argsort(image_index[kept], kind='stable')]
+        first = xp.searchsorted(image_index[kept], image_index[kept])
+        kept = kept[xp.arange(len(kept)) - first < self.max_detections]
+        image_index = backend.to_numpy(image_index[kept])
+        bounds = numpy.searchsorted(image_index, numpy.arange(n_image + 1))
+        bbox = backend.to_numpy(bbox[kept]).astype(numpy.float32, copy=False)
+        label = backend.to_numpy(label[kept]).astype(numpy.int32)
+        score = backend.to_numpy(score[kept]).astype(numpy.float32, copy=False)
+        parts = [slice(bounds[i], bounds[i + 1]) for i in range(n_image)]
+        return [bbox[p] for p in parts], [label[p] for p in parts], [score[p] for p in parts]
+
+    def convert_weights(self, raw, source):
+        """The zoo's conversion hook: torchvision names (``'torchvision'``/``'torch'``)
+        or cvzoo's; a 91-class torchvision predictor is cut to the 80 COCO classes.
+
+        Raises:
+            ValueError: another source.
+            cvzoo.errors.WeightLoadError: file keys with no counterpart and model keys
+                the file lacks (all named).
+        """
+        if source in ('torchvision', 'torch'):
+            own = dictionary.DictionarySerializer()
+            self.serialize(own)
+            expected = {key.removeprefix('/') for key in own.target}
+            return torchvision_names.convert_torchvision(raw, expected, source)
+        if source == 'cvzoo':
+            return {key.removeprefix('/'): value for key, value in raw.items()}
+        raise ValueError(f"source: expected 'torchvision', 'torch' or 'cvzoo' for Faster "
+                         f'R-CNN FPN weights, got {source!r}')
+
+
+def _check_positive_int(name, value, optional=False):
+    if optional and value is None:
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f'{name}: expected an int >= 1{" or None" if optional else ""}, '
+                         f'got {value!r}')
+
+
+FasterRCNNResNet50FPN.weights = {
+    'coco': zoo.Weights(
+        url='https://download.pytorch.org/models/fasterrcnn_resnet50_fpn_coco-258fb6c6.pth',
+        sha256='258fb6c6', source_format='torch_pth', n_class=80,
+        label_names=tuple(coco_bbox_label_names),
+        preset=zoo.Preset(size=800, mean=tuple(255 * m for m in preprocessing.IMAGENET_MEAN),
+                          std=tuple(255 * s for s in preprocessing.IMAGENET_STD),
+                          interpolation='bilinear', resize_backend='cvzoo'),
+        reported=zoo.Score('map_coco', 0.370, 'coco_val2017',
+                           'torchvision docs, FasterRCNN_ResNet50_FPN_Weights.COCO_V1 '
+                           '(box_map 37.0, COCO val2017)'),
+        notes="torchvision's v1 Faster R-CNN ResNet-50 FPN (FrozenBatchNorm eps 0). Its "
+              '91-class predictor (COCO category ids) is cut to the background and the 80 '
+              "real classes, so the 'N/A' classes leave the softmax; torch resizes with "
+              "interpolate (bilinear, no antialias), which cvzoo's resize_images "
+              'reproduces; min size 800, max size 1333, padding to multiples of 32.',
+        convert_from='torchvision'),
+}
