@@ -31,11 +31,14 @@ class Detector:
         presets (dict): preset name -> {'score_thresh': float, 'nms_thresh': float},
             with at least 'visualize' and 'evaluate'.
         max_detections (int or None): detections kept per image (after NMS).
+        inclusive_score_thresh (bool): keep scores equal to ``score_thresh`` too (as
+            ChainerCV's SSD, YOLO and FPN models); False keeps only scores above it.
     """
 
     presets: typing.ClassVar[dict] = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.45},
                'evaluate': {'score_thresh': 0.01, 'nms_thresh': 0.45}}
     max_detections = None
+    inclusive_score_thresh = False
     score_thresh = 0.7
     nms_thresh = 0.45
 
@@ -104,8 +107,11 @@ class Detector:
         """
         xp = backend.get_array_module(bbox, score)
         B, _, n_fg_class = score.shape
-        # NOTE: strictly above the threshold, as Darknet; score_thresh=1.0 gives nothing.
-        image_index, box_index, label = xp.nonzero(score > self.score_thresh)
+        # NOTE: by default strictly above the threshold, as Darknet; score_thresh=1.0 then
+        # gives nothing.
+        passed = score >= self.score_thresh if self.inclusive_score_thresh else \
+            score > self.score_thresh
+        image_index, box_index, label = xp.nonzero(passed)
         pair_score = score[image_index, box_index, label]
         pair_bbox = bbox[image_index, box_index]
         group = image_index * n_fg_class + label

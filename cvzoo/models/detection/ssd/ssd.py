@@ -3,16 +3,19 @@
 What predict() does, as ChainerCV's SSD: resize each image to the square input
 (bilinear), subtract the RGB mean (123, 117, 104), run the VGG16 extractor and the
 multibox heads, decode every anchor's box, softmax over background + n_fg_class
-classes, then per class keep the boxes scoring above ``score_thresh`` and suppress at
-IoU >= ``nms_thresh`` (0.45), keep the 200 best per image, and map the boxes back to
-the image's own size (x-first, as every cvzoo box).
+classes, then per class keep the boxes scoring at or above ``score_thresh`` and
+suppress at IoU >= ``nms_thresh`` (0.45), and map the boxes back to the image's own
+size (x-first, as every cvzoo box). As ChainerCV, SSD300 and SSD512 cap the boxes
+neither per class nor per image, so that ChainerCV's weights give ChainerCV's
+detections (tests/models/detection/ssd/test_chainercv_reference.py).
 
-Differences from ChainerCV, all in the post-processing: the 400-per-class cap before
-NMS and the 200-per-image cap after it (Caffe SSD's ``top_k`` and ``keep_top_k``, which
-ChainerCV does not apply), scores strictly above the
-threshold (ChainerCV: at or above), boxes clipped to the image, and results sorted by
-decreasing score instead of by class. The resize is Pillow's bilinear; the weights
-were trained and evaluated with OpenCV's.
+Differences from ChainerCV: boxes are clipped to the image after the NMS (cvzoo's
+detection contract; ChainerCV returns boxes that may stick out), results are sorted by
+decreasing score instead of by class, and the resize is Pillow's bilinear (ChainerCV's
+when OpenCV is absent); the weights were trained and evaluated with OpenCV's. The
+:class:`SSD` base (so SSDTiny, cvzoo's own) keeps Caffe SSD's caps instead: at most
+``nms_top_k`` (400) boxes per class before NMS and ``max_detections`` (200) per image
+after it, and scores strictly above the threshold.
 """
 
 import os
@@ -239,6 +242,11 @@ class SSD300(SSD):
     8732
     """
 
+    # ChainerCV's post-processing, which these weights come from
+    max_detections = None
+    nms_top_k = None
+    inclusive_score_thresh = True
+
     def __init__(self, n_fg_class=None, pretrained_model=None):
         init_ssd(self, extractors.VGG16Extractor300, SSD300_SETTINGS, n_fg_class,
                  pretrained_model)
@@ -253,6 +261,11 @@ class SSD512(SSD):
 
     >>> # model = SSD512(pretrained_model='voc0712')
     """
+
+    # ChainerCV's post-processing, which these weights come from
+    max_detections = None
+    nms_top_k = None
+    inclusive_score_thresh = True
 
     def __init__(self, n_fg_class=None, pretrained_model=None):
         init_ssd(self, extractors.VGG16Extractor512, SSD512_SETTINGS, n_fg_class,
