@@ -72,7 +72,8 @@ def classifier_reference(model, head_name, crop_size, scale_size, features, imgs
 
     Args:
         model: a ChainerCV classifier (a PickableSequentialChain ending in ``prob``).
-        head_name (str): its last linear layer, scaled to logits of std 3.
+        head_name (str): its last linear layer; it gets a random bias and is scaled to
+            logits of std 3.
         crop_size, scale_size (int): FeaturePredictor's sizes (ChainerCV's evaluation
             uses 224 and 256).
         features (tuple of str): layers whose outputs are returned too.
@@ -90,9 +91,11 @@ def classifier_reference(model, head_name, crop_size, scale_size, features, imgs
         return model
 
     calibrate_batch_normalization(model, pick('prob'), random_batch((2, 3, crop_size, crop_size)))
+    head = getattr(model, head_name)
+    head.b.array[...] = numpy.random.uniform(-1, 1, head.b.shape)
     x = random_batch((2, 3, crop_size, crop_size))
     with chainer.using_config('train', False), chainer.no_backprop_mode():
-        scale_linear_output(getattr(model, head_name), pick(head_name)(x).array)
+        scale_linear_output(head, pick(head_name)(x).array)
     chainer.serializers.save_npz(path, model)
     predictor = chainercv.links.FeaturePredictor(model, crop_size, scale_size)
     pick('prob')
@@ -101,3 +104,11 @@ def classifier_reference(model, head_name, crop_size, scale_size, features, imgs
     pick(tuple(features))
     outputs.update(zip(features, predictor.predict(list(imgs))))
     return outputs
+
+
+def center_linear_output(link, outputs):
+    """Shift ``link.b`` so that each output channel of ``outputs`` (measured before) has a
+    zero mean over the batch and the pixels: a segmenter's labels then change from pixel
+    to pixel instead of one class winning everywhere."""
+    axes = (0,) + tuple(range(2, outputs.ndim))
+    link.b.array[...] -= outputs.mean(axis=axes)

@@ -4,8 +4,13 @@ Recognition", ICLR 2015), with ChainerCV's layer names.
 Layers (all pickable): ``conv1_1, conv1_2, pool1, conv2_1, ..., conv5_3, pool5, fc6,
 fc6_relu, fc6_dropout, fc7, fc7_relu, fc7_dropout, fc8``. ``pool5`` ends with an
 adaptive average pooling to 7x7 as in torchvision (the identity for 224x224 input), so
-that any input of at least 32x32 fits ``fc6``. The 2x2 max poolings drop an odd last
-row or column as torchvision does (ChainerCV's ``cover_all`` keeps it; the same at 224).
+that any input of at least 32x32 fits ``fc6``.
+
+``compat`` follows the framework of the weights: with ``'torchvision'`` the 2x2 max
+poolings drop an odd last row or column; with ``'chainercv'`` (ChainerCV's files) they
+keep it as a window hanging over the edge (``cover_all``), so a 200x200 input reaches
+fc6 at 7x7 as in ChainerCV instead of 6x6. The two agree when the sides are multiples of
+32, e.g. 224.
 """
 
 import functools
@@ -25,6 +30,7 @@ CONV_NAMES = tuple(f'conv{s}_{i}' for s, _, n in _STAGES for i in range(1, n + 1
 _TORCHVISION_CONV_INDEX = (0, 2, 5, 7, 10, 12, 14, 17, 19, 21, 24, 26, 28)
 _TORCHVISION_FC_INDEX = {'0': 'fc6', '3': 'fc7', '6': 'fc8'}
 CHAINERCV_MEAN = (123.68, 116.779, 103.939)
+COMPATS = ('torchvision', 'chainercv')
 
 
 def _adaptive_average_pooling_7x7(x):
@@ -41,8 +47,8 @@ def _adaptive_average_pooling_7x7(x):
     return F.stack(rows, axis=2)
 
 
-def _pool5(x):
-    return _adaptive_average_pooling_7x7(F.max_pooling_2d(x, 2, 2, cover_all=False))
+def _pool5(x, cover_all):
+    return _adaptive_average_pooling_7x7(F.max_pooling_2d(x, 2, 2, cover_all=cover_all))
 
 
 @zoo.register('vgg16', task='classification')
@@ -60,6 +66,9 @@ class VGG16(image_classifier.ImageClassifier):
         pretrained_model (str or None): a weights key, a local file or None.
         source (str or None): name mapping of a local file (``'torchvision'``,
             ``'chainercv'``, ``'cvzoo'``); None guesses from the file's format.
+        compat (str or None): ``'torchvision'`` or ``'chainercv'`` poolings (see the
+            module docstring); None follows the weights (``'chainercv'`` for the
+            ``'imagenet_chainercv'`` key and for ``source='chainercv'``).
         initialW: initializer of all weights (default N(0, 0.01), as in the paper).
         initial_bias: initializer of all biases (default 0).
 
@@ -69,9 +78,10 @@ class VGG16(image_classifier.ImageClassifier):
 
     head_name = 'fc8'
 
-    def __init__(self, n_class=None, pretrained_model=None, *, source=None, initialW=None,
-                 initial_bias=None):
+    def __init__(self, n_class=None, pretrained_model=None, *, source=None, compat=None,
+                 initialW=None, initial_bias=None):
         super().__init__()
+        self.compat = self._resolve_compat(pretrained_model, source, compat)
         if pretrained_model:  # NOTE: zeros are cheaper than random numbers about to be replaced
             initialW = initializers.Zero()
         self._init_kwargs = {'initialW': initialW or initializers.Normal(0.01),
@@ -88,8 +98,9 @@ class VGG16(image_classifier.ImageClassifier):
                 setattr(self, f'conv{stage}_{i}', conv2d_activ.Conv2DActiv(
                     in_channels, channels, 3, 1, 1, **self._init_kwargs))
                 in_channels = channels
-            pool = _pool5 if stage == 5 else functools.partial(F.max_pooling_2d, ksize=2,
-                                                               stride=2, cover_all=False)
+            cover_all = self.compat == 'chainercv'
+            pool = functools.partial(_pool5, cover_all=cover_all) if stage == 5 else \
+                functools.partial(F.max_pooling_2d, ksize=2, stride=2, cover_all=cover_all)
             setattr(self, f'pool{stage}', pool)
         self.fc6 = L.Linear(512 * 7 * 7, 4096, **self._init_kwargs)
         self.fc6_relu = F.relu
@@ -98,6 +109,19 @@ class VGG16(image_classifier.ImageClassifier):
         self.fc7_relu = F.relu
         self.fc7_dropout = F.dropout
         self.fc8 = L.Linear(4096, n_class, **self._init_kwargs)
+
+    @classmethod
+    def _resolve_compat(cls, pretrained_model, source, compat):
+        """``compat`` as given, else the one of the weights' framework; checked."""
+        if compat is None:
+            entry = cls.weights.get(pretrained_model) if isinstance(pretrained_model, str) \
+                else None
+            chainercv = entry.source_format == 'chainercv_npz' if entry is not None \
+                else source == 'chainercv'
+            compat = 'chainercv' if chainercv else 'torchvision'
+        if compat not in COMPATS:
+            raise ValueError(f'compat: expected one of {COMPATS}, got {compat!r}')
+        return compat
 
     def reset_head(self, n_class):
         """Replace ``fc8`` by a new Linear(4096, n_class)."""

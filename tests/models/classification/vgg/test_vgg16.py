@@ -93,6 +93,25 @@ def test_unknown_torchvision_keys_are_named(model):
         model.convert_weights(raw, 'darknet')
 
 
+def test_compat_follows_the_weights_and_sets_cover_all(model, monkeypatch):
+    assert model.compat == 'torchvision'
+    chainercv = vgg16.VGG16(n_class=5, compat='chainercv', initialW=initializers.Zero())
+    # 200 -> 100 -> 50 -> 25 -> 13 -> 7 with the window over the edge (ChainerCV's fc6
+    # input), 25 -> 12 -> 6 without it.
+    chainercv.pick = model.pick = ('pool4', 'pool5')
+    x = numpy.ones((1, 3, 200, 200), numpy.float32)
+    shapes = [[h.shape[2:] for h in _forward(m, x)] for m in (chainercv, model)]
+    assert shapes == [[(13, 13), (7, 7)], [(12, 12), (7, 7)]]
+    model.pick = 'fc8'
+    # NOTE: the weights are not loaded here; only the layout the arguments choose.
+    monkeypatch.setattr(vgg16.VGG16, '_load_pretrained', lambda *args: None)
+    assert vgg16.VGG16(pretrained_model='imagenet_chainercv').compat == 'chainercv'
+    assert vgg16.VGG16(pretrained_model='imagenet').compat == 'torchvision'
+    assert vgg16.VGG16(pretrained_model='x.npz', source='chainercv').compat == 'chainercv'
+    with pytest.raises(ValueError, match='compat'):
+        vgg16.VGG16(compat='caffe')
+
+
 def test_chainercv_names_pass_through(model):
     raw = {'/conv1_1/conv/W': numpy.zeros(1), 'fc8/b': numpy.zeros(1)}
     assert sorted(model.convert_weights(raw, 'chainercv')) == ['conv1_1/conv/W', 'fc8/b']
