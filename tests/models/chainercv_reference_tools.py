@@ -85,3 +85,24 @@ def classifier_outputs(model, imgs, crop_size, scale_size, features):
     outputs.update(zip(features, forward(model, numpy.stack([model.prepare(img)
                                                              for img in imgs]))))
     return outputs
+
+
+def assert_labels_equal(ours, reference, scores, tie=1e-5, max_fraction=1e-3):
+    """Label maps agree except where ChainerCV's two best scores tie within ``tie``.
+
+    The scores themselves agree to about 1e-6 relative; an arg max can only flip where
+    the two best classes are that close, which random weights make rare but possible.
+
+    Args:
+        ours, reference (numpy.ndarray): (H, W) int32 label maps.
+        scores (numpy.ndarray): (n_class, H, W), ChainerCV's scores behind ``reference``.
+        tie (float): the largest gap between the two best scores where a flip is allowed.
+        max_fraction (float): the largest fraction of pixels that may differ.
+    """
+    assert ours.shape == reference.shape, f'label shape {ours.shape} != {reference.shape}'
+    differ = ours != reference
+    best_two = numpy.sort(scores, axis=0)[-2:]
+    gaps = (best_two[1] - best_two[0])[differ]
+    assert (gaps <= tie).all(), (f'{differ.sum()} pixels differ from ChainerCV, where its '
+                                 f'two best scores are up to {gaps.max()} apart')
+    assert differ.mean() <= max_fraction, f'{differ.sum()} of {differ.size} pixels differ'
