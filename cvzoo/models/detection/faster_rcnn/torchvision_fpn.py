@@ -27,6 +27,7 @@ on COCO, where they never occur, drives to about 0); NMS drops a box at IoU >= n
 ``head/conf`` start as N(0, 0.001) and N(0, 0.01) (torchvision: uniform).
 """
 
+import os
 import typing
 
 import numpy
@@ -39,6 +40,7 @@ from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.models import zoo
 from cvzoo.models.classification.resnet import resnet
+from cvzoo.models.converters import file_format
 from cvzoo.models.detection import detector
 from cvzoo.models.detection.faster_rcnn import (
     torchvision_box_head,
@@ -96,7 +98,8 @@ class FasterRCNNResNet50FPN(L.Chain, detector.Detector):
             weights). A number other than the weights' re-makes ``head/loc`` and
             ``head/conf``.
         pretrained_model (str or None): ``'coco'``, a local file (torchvision .pth or
-            cvzoo .npz) or None for random weights.
+            cvzoo .npz; its predictor's class count is read first) or None for random
+            weights.
         min_size, max_size (int): the resize rule (800 and 1333).
         trainable_backbone_layers (int): 0 ... 5, ResNet's stages left trainable from the
             top (torchvision's default 3: res3 ... res5); BN is always frozen.
@@ -125,13 +128,17 @@ class FasterRCNNResNet50FPN(L.Chain, detector.Detector):
                              f'{trainable_backbone_layers!r}')
         entry = self.weights.get(pretrained_model) if isinstance(pretrained_model, str) \
             else None
+        if entry is not None:
+            n_built = entry.n_class
+        else:
+            n_file = _file_n_fg_class(pretrained_model) if pretrained_model else None
+            n_built = n_file or n_fg_class or 80
         super().__init__()
         with self.init_scope():
             self.extractor = fpn.FPN(_make_base(bool(pretrained_model)),
                                      (256, 512, 1024, 2048), FPN_SCALES)
             self.rpn = torchvision_rpn.TorchvisionRPN()
-            self.head = torchvision_box_head.TorchvisionBoxHead(
-                (entry.n_class if entry else (n_fg_class or 80)) + 1, FPN_SCALES)
+            self.head = torchvision_box_head.TorchvisionBoxHead(n_built + 1, FPN_SCALES)
         self.min_size, self.max_size = min_size, max_size
         self.use_preset('visualize')
         self.set_bn_eps((PRETRAINED_BN_EPS if pretrained_model else 1e-5) if bn_eps is None
@@ -299,6 +306,23 @@ class FasterRCNNResNet50FPN(L.Chain, detector.Detector):
             return {key.removeprefix('/'): value for key, value in raw.items()}
         raise ValueError(f"source: expected 'torchvision', 'torch' or 'cvzoo' for Faster "
                          f'R-CNN FPN weights, got {source!r}')
+
+
+def _file_n_fg_class(path):
+    """Foreground classes of a local weight file's predictor (a torchvision 91-class one
+    counts as the 80 COCO classes it is cut to); None when it is not a readable file or
+    has no predictor."""
+    if not os.path.isfile(path):
+        return None
+    raw = file_format.read_weight_file(path)
+    for key in ('roi_heads.box_predictor.cls_score.bias', 'head/conf/b', '/head/conf/b'):
+        if key in raw:
+            n_class = raw[key].shape[0]
+            if key.startswith('roi_heads') and \
+                    n_class == torchvision_names.TORCHVISION_COCO_CLASSES:
+                return len(coco_bbox_label_names)
+            return n_class - 1
+    return None
 
 
 def _check_positive_int(name, value, optional=False):

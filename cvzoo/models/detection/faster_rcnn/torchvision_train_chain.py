@@ -1,0 +1,141 @@
+"""FasterRCNNResNet50FPNTrainChain: the four losses of torchvision's Faster R-CNN FPN.
+
+As torchvision's ``RegionProposalNetwork`` and ``RoIHeads`` in training mode:
+
+- RPN: every anchor (also those crossing the border) is matched to its best box by
+  IoU: >= 0.7 foreground, < 0.3 background, in between ignored, plus each box's best
+  anchors (torchvision's ``Matcher`` with low-quality matches); per image 256 anchors
+  are drawn, at most half foreground. Box loss: smooth L1 (beta 1/9) of the foreground
+  offsets (weights (1, 1, 1, 1)), summed and divided by the number of drawn anchors of
+  the batch; objectness loss: sigmoid cross entropy averaged over the drawn anchors.
+- Head: the proposals (2000 per image in training) and the ground-truth boxes are
+  matched: IoU >= 0.5 takes the box's label, below is background; per image 512 RoIs
+  are drawn, at most a quarter foreground. Class loss: softmax cross entropy averaged
+  over the drawn RoIs; box loss: smooth L1 (beta 1/9) of the foreground RoIs' offsets at
+  their class (weights (10, 10, 5, 5)), summed and divided by the number of drawn RoIs.
+"""
+
+import numpy
+
+import cvzoo.core.functions as F
+import cvzoo.core.links as L
+from cvzoo.core.training import reporter
+from cvzoo.models.detection.faster_rcnn import anchor_target_creator, torchvision_fpn
+from cvzoo.models.detection.retinanet import anchor_matching, box_coder
+
+
+def _balanced_sample(xp, label, n_sample, pos_fraction):
+    """Keep a random ``n_sample`` of the labelled entries (1 fg, 0 bg), at most
+    ``int(n_sample * pos_fraction)`` fg; the rest become -1 (in place)."""
+    anchor_target_creator.subsample(xp, label, 1, int(n_sample * pos_fraction))
+    anchor_target_creator.subsample(xp, label, 0, n_sample - int((label == 1).sum()))
+    return label
+
+
+class FasterRCNNResNet50FPNTrainChain(L.Chain):
+    """A :class:`FasterRCNNResNet50FPN` and its losses; see the module docstring.
+
+    ``loss = rpn_loc + rpn_conf + head_loc + head_conf``, reported as ``loss`` and
+    ``loss/<part>``.
+
+    Args:
+        model (FasterRCNNResNet50FPN): the detector (``model/...`` parameters).
+        rpn_n_sample, rpn_pos_fraction, rpn_fg_thresh, rpn_bg_thresh: the RPN's sampling.
+        roi_n_sample, roi_pos_fraction, roi_fg_thresh: the head's sampling.
+        beta (float): the smooth L1 switch point of both box losses.
+
+    >>> # loss = FasterRCNNResNet50FPNTrainChain(FasterRCNNResNet50FPN(n_fg_class=20))(
+    >>> #     x, bboxes, labels, sizes)
+    """
+
+    def __init__(self, model, *, rpn_n_sample=256, rpn_pos_fraction=0.5, rpn_fg_thresh=0.7,
+                 rpn_bg_thresh=0.3, roi_n_sample=512, roi_pos_fraction=0.25,
+                 roi_fg_thresh=0.5, beta=1 / 9):
+        super().__init__()
+        with self.init_scope():
+            self.model = model
+        self.rpn_n_sample, self.rpn_pos_fraction = rpn_n_sample, rpn_pos_fraction
+        self.rpn_fg_thresh, self.rpn_bg_thresh = rpn_fg_thresh, rpn_bg_thresh
+        self.roi_n_sample, self.roi_pos_fraction = roi_n_sample, roi_pos_fraction
+        self.roi_fg_thresh, self.beta = roi_fg_thresh, beta
+
+    def forward(self, imgs, bboxes, labels, sizes=None):
+        """Loss of a batch.
+
+        Args:
+            imgs (array): (B, 3, H, W) float32 prepared images (``model.prepare`` each,
+                ``model.pad_batch``), on the model's device.
+            bboxes (list of array): per image (R_i, 4) float32 boxes in ``imgs``' pixels;
+                R_i may be 0.
+            labels (list of array): per image (R_i,) int32 labels in [0, n_fg_class).
+            sizes (list of pairs of int or None): each image's (H, W) before padding.
+
+        Returns:
+            Variable: the 0-d loss.
+        """
+        if not len(imgs) == len(bboxes) == len(labels):
+            raise ValueError(f'bboxes, labels: expected one entry per image ({len(imgs)}), '
+                             f'got {len(bboxes)} and {len(labels)}')
+        xp, model = self.xp, self.model
+        bboxes = [xp.asarray(bbox, numpy.float32).reshape(-1, 4) for bbox in bboxes]
+        labels = [xp.asarray(label, numpy.int32).reshape(-1) for label in labels]
+        sizes = [tuple(imgs.shape[2:])] * len(imgs) if sizes is None else sizes
+        hs = model.features(imgs)
+        locs, confs = model.rpn.heads(hs)
+        level_anchors = model.rpn.anchors(imgs.shape[2:], [h.shape[2:] for h in hs])
+        rois, roi_indices = model.rpn.propose(locs, confs, level_anchors, sizes)
+        rpn_loc, rpn_conf = self._rpn_losses(F.concat(locs, axis=1), F.concat(confs, axis=1),
+                                             xp.concatenate(level_anchors), bboxes)
+        sample_roi, sample_index, gt_label, gt_loc = self._head_samples(
+            rois, roi_indices, bboxes, labels)
+        head_locs, head_confs = model.head(hs, sample_roi, sample_index)
+        fg = xp.nonzero(gt_label > 0)[0]
+        class_loc = F.reshape(head_locs, (-1, 4))[fg * model.head.n_class + gt_label[fg]]
+        head_loc = F.sum(F.smooth_l1_loss(class_loc, gt_loc[fg], beta=self.beta)) / max(
+            len(gt_label), 1)
+        losses = {'rpn_loc': rpn_loc, 'rpn_conf': rpn_conf, 'head_loc': head_loc,
+                  'head_conf': F.softmax_cross_entropy(head_confs, gt_label)}
+        loss = sum(losses.values())
+        reporter.report({'loss': loss, **{f'loss/{k}': v for k, v in losses.items()}}, self)
+        return loss
+
+    def _rpn_losses(self, loc, conf, anchor, bboxes):
+        """The RPN's box and objectness losses over the anchors drawn in every image."""
+        xp = self.xp
+        gt_label, gt_loc = [], []
+        for bbox in bboxes:  # NOTE: per image, a handful
+            match = anchor_matching.match_anchors(anchor, bbox, self.rpn_fg_thresh,
+                                                  self.rpn_bg_thresh)
+            label = xp.where(match >= 0, 1, xp.where(match == anchor_matching.BACKGROUND,
+                                                     0, -1)).astype(numpy.int32)
+            gt_label.append(_balanced_sample(xp, label, self.rpn_n_sample,
+                                             self.rpn_pos_fraction))
+            target = bbox[xp.maximum(match, 0)] if len(bbox) else anchor
+            gt_loc.append(box_coder.encode(anchor, target).astype(numpy.float32))
+        gt_label, gt_loc = xp.concatenate(gt_label), xp.concatenate(gt_loc)
+        fg = xp.nonzero(gt_label == 1)[0]
+        n_sampled = max(int((gt_label >= 0).sum()), 1)
+        loc = F.reshape(loc, (-1, 4))[fg]
+        loc_loss = F.sum(F.smooth_l1_loss(loc, gt_loc[fg], beta=self.beta)) / n_sampled
+        return loc_loss, F.sigmoid_cross_entropy(F.reshape(conf, (-1,)), gt_label)
+
+    def _head_samples(self, rois, roi_indices, bboxes, labels):
+        """Drawn RoIs (proposals and ground truth) of every image with their targets:
+        ``roi`` (S, 4), ``roi_index`` (S,), ``gt_label`` (S,) int32 (0 background,
+        label + 1 otherwise), ``gt_loc`` (S, 4) float32 offsets (weights (10, 10, 5, 5))."""
+        xp = self.xp
+        parts = []
+        for i, (bbox, label) in enumerate(zip(bboxes, labels)):  # NOTE: per image
+            roi = xp.concatenate((rois[roi_indices == i], bbox))
+            match = anchor_matching.match_anchors(roi, bbox, self.roi_fg_thresh,
+                                                  self.roi_fg_thresh, False)
+            gt_label = xp.where(match >= 0, label[xp.maximum(match, 0)] + 1 if len(bbox)
+                                else 0, 0).astype(numpy.int32)
+            drawn = xp.minimum(gt_label, 1)
+            _balanced_sample(xp, drawn, self.roi_n_sample, self.roi_pos_fraction)
+            keep = xp.nonzero(drawn >= 0)[0]
+            target = bbox[xp.maximum(match[keep], 0)] if len(bbox) else roi[keep]
+            gt_loc = box_coder.encode(roi[keep], target, torchvision_fpn.BOX_CODER_WEIGHTS)
+            parts.append((roi[keep], xp.full(len(keep), i, numpy.int32), gt_label[keep],
+                          gt_loc.astype(numpy.float32)))
+        return tuple(xp.concatenate(part) for part in zip(*parts))
