@@ -172,20 +172,3 @@ def test_zoo_key_with_other_n_class_loads_all_but_the_head(tmp_path, monkeypatch
     numpy.testing.assert_array_equal(model.conv1.conv.W.array, state['conv1.weight'])
     assert model.preset == resnet.ResNet50.weights['imagenet'].preset
 
-
-@pytest.mark.reference
-def test_matches_plain_pytorch_resnet50(tmp_path):
-    torch = pytest.importorskip('torch')
-    reference = pathlib.Path(__file__).with_name('torch_resnet50.py')
-    spec = importlib.util.spec_from_file_location('cvzoo_tests_torch_resnet50', reference)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    torch.manual_seed(0)
-    net = module.ResNet50().eval()
-    module.randomize_bn(net)
-    torch.save(net.state_dict(), tmp_path / 'torch.pth')
-    x = numpy.random.default_rng(6).uniform(-2, 2, (2, 3, 96, 80)).astype(numpy.float32)
-    with torch.no_grad():
-        expected = net(torch.from_numpy(x)).numpy()
-    model = resnet.ResNet50(pretrained_model=tmp_path / 'torch.pth', source='torchvision')
-    numpy.testing.assert_allclose(_forward(model, x).array, expected, atol=1e-4, rtol=1e-4)
