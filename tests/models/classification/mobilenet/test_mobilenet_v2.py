@@ -164,22 +164,3 @@ def test_entries_follow_the_schema():
         assert zoo.schema_problems(entry) == [], key
         assert entry.convert_from == 'torchvision' and entry.n_class == 1000
 
-
-@pytest.mark.reference
-def test_matches_plain_pytorch_mobilenet_v2(tmp_path):
-    torch = pytest.importorskip('torch')
-    torch.manual_seed(0)
-    net = layout.torch_mobilenet_v2().eval()
-    state = layout.mobilenet_v2_state(numpy.random.default_rng(5))
-    assert list(net.state_dict()) == list(state)  # the layout module agrees with itself
-    for module in net.modules():  # random running statistics, so that BN matters
-        if isinstance(module, torch.nn.BatchNorm2d):
-            module.running_mean.uniform_(-0.5, 0.5)
-            module.running_var.uniform_(0.5, 2.0)
-    torch.save(net.state_dict(), tmp_path / 'torch.pth')
-    x = numpy.random.default_rng(6).uniform(-2, 2, (2, 3, 96, 80)).astype(numpy.float32)
-    with torch.no_grad():
-        expected = layout.torch_mobilenet_v2_forward(net, torch.from_numpy(x)).numpy()
-    model = mobilenet_v2.MobileNetV2(pretrained_model=tmp_path / 'torch.pth',
-                                     source='torchvision')
-    numpy.testing.assert_allclose(_forward(model, x).array, expected, atol=1e-4, rtol=1e-4)

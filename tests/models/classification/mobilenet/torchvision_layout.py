@@ -1,8 +1,8 @@
 """torchvision's MobileNetV2 / MobileNetV3-Large state dicts, spelled out for the tests.
 
 Names and shapes come from torchvision's layout written down here from the paper tables
-(not from cvzoo's mapping tables), so that a wrong mapping fails the tests. Also a
-plain-PyTorch MobileNetV2 in that layout, for the reference test (torch imported lazily).
+(not from cvzoo's mapping tables), so that a wrong mapping fails the tests;
+test_torchvision_reference.py checks them against torchvision's real models.
 """
 
 import collections
@@ -97,43 +97,3 @@ def mobilenet_v3_large_state(rng, n_class=1000):
     _conv(state, 'classifier.3', rng, n_class, 1280, bias=True)
     return state
 
-
-def torch_mobilenet_v2(n_class=1000):
-    """A plain-PyTorch MobileNetV2 with torchvision's module names (eval mode)."""
-    from torch import nn  # torch is optional: imported only here
-
-    def conv_bn_relu6(in_channels, out_channels, ksize, stride=1, groups=1):
-        return nn.Sequential(
-            nn.Conv2d(in_channels, out_channels, ksize, stride, ksize // 2, groups=groups,
-                      bias=False),
-            nn.BatchNorm2d(out_channels), nn.ReLU6())
-
-    class InvertedResidual(nn.Module):
-        def __init__(self, in_channels, out_channels, stride, t):
-            super().__init__()
-            hidden = in_channels * t
-            layers = [conv_bn_relu6(in_channels, hidden, 1)] if t != 1 else []
-            layers += [conv_bn_relu6(hidden, hidden, 3, stride, hidden),
-                       nn.Conv2d(hidden, out_channels, 1, bias=False),
-                       nn.BatchNorm2d(out_channels)]
-            self.conv = nn.Sequential(*layers)
-            self.residual = stride == 1 and in_channels == out_channels
-
-        def forward(self, x):
-            return x + self.conv(x) if self.residual else self.conv(x)
-
-    features, in_channels = [conv_bn_relu6(3, 32, 3, 2)], 32
-    for t, c, n, s in V2_SETTINGS:
-        for i in range(n):
-            features.append(InvertedResidual(in_channels, c, s if i == 0 else 1, t))
-            in_channels = c
-    features.append(conv_bn_relu6(320, 1280, 1))
-    model = nn.Module()
-    model.features = nn.Sequential(*features)
-    model.classifier = nn.Sequential(nn.Dropout(0.2), nn.Linear(1280, n_class))
-    return model
-
-
-def torch_mobilenet_v2_forward(model, x):
-    """torchvision's MobileNetV2.forward: features, global average, classifier."""
-    return model.classifier(model.features(x).mean(dim=(2, 3)))
