@@ -4,11 +4,12 @@ A semantic segmenter subclass builds its layers, implements ``forward(x)`` retur
 (B, C, h, w) class scores, and ``reset_head(n_class)``. This base gives it:
 
 - ``predict(imgs)``: DESIGN.md's semantic segmentation contract. Each image is resized
-  to the preset's size (unless ``resize_input`` is False: the network then sees each
-  image at its own size, as SegNet's evaluation does), standardised with its mean/std and put in the channel order
-  the network takes (``channel_order``); the scores are resized back to the image's
-  own size (bilinear, half-pixel centres) and the arg max over the first ``n_class``
-  channels is the label;
+  to the preset's size as its ``resize_backend`` did in training (unless
+  ``resize_input`` is False: the network then sees each image at its own size, as
+  SegNet's evaluation does), standardised with its mean/std and put in the channel
+  order the network takes (``channel_order``); the scores are resized back to the
+  image's own size (bilinear, half-pixel centres) and the arg max over the first
+  ``n_class`` channels is the label;
 - ``_load_pretrained(pretrained_model, n_class)``: a zoo key or a local file, with
   ``n_class`` different from the weights' for fine-tuning (all but the head load).
 """
@@ -17,6 +18,7 @@ import numpy
 
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
+from cvzoo import transforms
 from cvzoo.core import backend, config
 from cvzoo.models import zoo
 from cvzoo.utils import image as image_utils
@@ -88,8 +90,7 @@ class SegmentationModel(L.Chain):
         size = self.input_size(img)
         img = numpy.asarray(img, numpy.float32)
         if img.shape[1:] != size:
-            img = F.resize_images(img[None], size, mode=preset.interpolation,
-                                  align_corners=False).array[0]
+            img = self._resize(img, size)
         mean = numpy.asarray(preset.mean, numpy.float32)[:, None, None]
         std = numpy.asarray(preset.std, numpy.float32)[:, None, None]
         img = (img - mean) / std
@@ -99,6 +100,17 @@ class SegmentationModel(L.Chain):
         if self.channel_order == 'bgr':
             img = img[::-1]
         return numpy.ascontiguousarray(img, numpy.float32)
+
+    def _resize(self, img, size):
+        """Resize as the weights' training did: Pillow's filter (antialiased when
+        shrinking, as torchvision's tensor resize with ``antialias=True``) for
+        ``resize_backend='pil'``; otherwise plain bilinear with half-pixel centres, as
+        OpenCV's ``INTER_LINEAR``."""
+        preset = self.preset
+        if preset.resize_backend == 'pil':
+            return transforms.resize(img, size, interpolation=preset.interpolation)
+        return F.resize_images(img[None], size, mode=preset.interpolation,
+                               align_corners=False).array[0]
 
     def input_size(self, img):
         """(h, w) at which the network sees ``img``: the preset's, or its own."""
