@@ -140,6 +140,11 @@ class SSD300VGG16(ssd.SSD):
     """
 
     presets: typing.ClassVar[dict] = ssd.SSD_PRESETS
+    # torchvision's detections_per_img and topk_candidates; scores strictly above the
+    # threshold
+    max_detections = 200
+    nms_top_k = 400
+    inclusive_score_thresh = False
     use_07_metric = False
 
     def __init__(self, n_fg_class=None, pretrained_model=None, *, source=None):

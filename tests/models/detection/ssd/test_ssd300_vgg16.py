@@ -57,6 +57,7 @@ def test_presets(model):
     model.use_preset('visualize')
     assert (model.score_thresh, model.nms_thresh) == (0.6, 0.45)
     assert (model.max_detections, model.nms_top_k) == (200, 400)
+    assert not model.inclusive_score_thresh
     with pytest.raises(ValueError, match='preset'):
         model.use_preset('fast')
 

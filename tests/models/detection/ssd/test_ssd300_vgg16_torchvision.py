@@ -13,9 +13,8 @@ import pytest
 from cvzoo.core import config
 from cvzoo.core.variable import Variable
 from cvzoo.datasets.coco.coco_label_names import coco_category_id_to_label
-from cvzoo.models.detection.ssd import multibox_loss
+from cvzoo.models.detection.ssd import multibox_loss, torchvision_names
 from cvzoo.models.detection.ssd import ssd_vgg16_torchvision as tv_ssd
-from cvzoo.models.detection.ssd import torchvision_names
 
 pytestmark = pytest.mark.reference
 SIZES = [(240, 320), (300, 200)]
