@@ -34,11 +34,12 @@ and runs on the boxes scaled to the input image (IoU is the same up to rounding)
 
 Training: :class:`~cvzoo.models.detection.ssd.train_chain.SSDTrainChain` on prepared
 images with targets from ``model.coder.encode(bbox, label)`` (boxes in the 300x300
-input) is torchvision's loss: IoU >= 0.5 matching plus each box's best anchor, smooth
-L1 (beta 1) on the positives' offsets, cross entropy of the positives and of the 3x
-as many hardest negatives, both divided by the batch's positives. It differs in that a
-box forces its best anchor only when they overlap at all, and boxes sharing a best
-anchor give it to the later box in both, but by one vectorised step here.
+input; ``augmentation.SSDTransform(model.coder, 300, model.mean)`` makes both, with
+Pillow's resize) is torchvision's loss: IoU >= 0.5 matching plus each box's best
+anchor, smooth L1 (beta 1) on the positives' offsets, cross entropy of the positives and
+of the 3x as many hardest negatives, both divided by the batch's positives. One
+difference: a box forces its best anchor only when they overlap at all (torchvision
+also when the IoU is 0).
 """
 
 import os
