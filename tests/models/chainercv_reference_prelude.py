@@ -11,6 +11,9 @@ import chainer
 import chainer.links
 import numpy
 
+# NOTE: Chainer 7.8.1's resize_images still uses the alias that NumPy 1.24 removed.
+numpy.float = float
+
 
 def calibrate_batch_normalization(model, forward, x, shrink=0.01):
     """Random BN scales and shifts, then running statistics measured on ``x``.

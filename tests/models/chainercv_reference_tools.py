@@ -51,12 +51,15 @@ def load_from_mirror(monkeypatch, mirror, model_class, key, **kwargs):
 
 
 def forward(model, x):
-    """``model(x)`` in test mode without backprop; the outputs' arrays (a tuple if picked)."""
+    """``model(x)`` in test mode without backprop; the outputs' arrays (a tuple if picked).
+
+    ``model`` may be any callable returning Variables or arrays (e.g. a bound method).
+    """
     with config.using_config('train', False), config.no_backprop_mode():
         outputs = model(x)
     if isinstance(outputs, tuple):
-        return tuple(output.array for output in outputs)
-    return outputs.array
+        return tuple(getattr(output, 'array', output) for output in outputs)
+    return getattr(outputs, 'array', outputs)
 
 
 def assert_features_close(ours, reference, rtol=1e-4, name='features'):

@@ -37,7 +37,6 @@ SIZES = ((64, 80), (45, 70))
 SCRIPT = '''
 import os
 import chainercv.links
-numpy.float = float  # NOTE: Chainer 7.8.1's resize_images(align_corners=False) needs it (NumPy >= 1.24)
 numpy.random.seed(0)
 model = chainercv.links.SegNetBasic(n_class=11)
 x = numpy.random.uniform(0, 255, (2, 3, 64, 80)).astype(numpy.float32)
