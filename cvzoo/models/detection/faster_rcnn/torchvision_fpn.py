@@ -8,9 +8,10 @@ and P6 subsampled from P5, torchvision's ``LastLevelMaxPool``); the RPN of
 :mod:`torchvision_box_head` pools them and scores n_fg_class + 1 classes (softmax,
 background first) with per-class offsets (box coder weights (10, 10, 5, 5)).
 
-predict(): the image is normalised, resized (shorter side ``min_size`` unless the longer
-would pass ``max_size``) and padded as torchvision's ``GeneralizedRCNNTransform`` (see
-:mod:`cvzoo.models.detection.retinanet.preprocessing`); each RoI's per-class boxes are
+predict(): the image is normalised (ImageNet mean and std), resized (bilinear, no
+antialias; shorter side ``min_size`` unless the longer would pass ``max_size``, see
+:func:`resized_size`) and the batch zero-padded to multiples of 32, as torchvision's
+``GeneralizedRCNNTransform``; each RoI's per-class boxes are
 decoded (dw, dh clipped at log(1000 / 16)) and clipped to the resized image; the (box,
 class) pairs scoring above ``score_thresh`` with both sides >= 0.01 go through NMS per
 class at ``nms_thresh``; the ``max_detections`` (100) best of each image are kept and
