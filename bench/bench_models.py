@@ -94,7 +94,9 @@ def _cell(text):
 
 
 def _seconds(seconds):
-    """'12 ms', '1.23 s', '45.6 s'."""
+    """'0.4 ms', '12 ms', '1.23 s', '45.6 s'."""
+    if seconds < 0.01:
+        return f'{1000 * seconds:.1f} ms'
     if seconds < 1:
         return f'{1000 * seconds:.0f} ms'
     return f'{seconds:.2f} s' if seconds < 10 else f'{seconds:.1f} s'
@@ -139,7 +141,8 @@ def _post_cell(preset):
     if preset['post_seconds'] is None:
         return '-'
     share = 100 * preset['post_seconds'] / preset['seconds']
-    return f'{_seconds(preset["post_seconds"])} ({share:.1f}%)'
+    share = f'{share:.1f}%' if share >= 0.1 else '<0.1%'
+    return f'{_seconds(preset["post_seconds"])} ({share})'
 
 
 def detection_table(rows):
