@@ -13,7 +13,7 @@ mapping (``model.preprocessing``, set when weights are loaded):
 - ``'chainercv'`` (ChainerCV's conversion of the same Darknet models): RGB / 255,
   ChainerCV's ``resize_contain`` (see
   :mod:`~cvzoo.models.detection.yolo.resize_contain`), boxes mapped back around the
-  centre as ChainerCV's ``predict`` does.
+  centre as ChainerCV's ``predict`` does, scores kept at or above ``score_thresh``.
 
 ChainerCV's files hold y-first box channels ``(ty, tx, th, tw)`` per anchor; the
 conversion swaps them back to Darknet's x-first order. ChainerCV's batch normalization
@@ -54,6 +54,11 @@ class YOLOBase:
     presets = YOLO_PRESETS
     use_07_metric = True  # ChainerCV and the YOLO papers report the VOC2007 11-point mAP
     preprocessing = 'darknet'
+
+    @property
+    def inclusive_score_thresh(self):
+        """ChainerCV keeps scores at or above ``score_thresh``; Darknet only above."""
+        return self.preprocessing == 'chainercv'
 
     def prepare(self, img):
         """(3, H, W) RGB in [0, 255] -> (3, insize) in [0, 1], per ``preprocessing``."""

@@ -23,8 +23,7 @@ def _chainercv_notes(darknet_measured):
     return (f'pjreddie\'s Darknet weights converted by ChainerCV (examples/yolo/darknet2npz.py; '
             f'box channels y-first there, swapped back by cvzoo). ChainerCV measured '
             f'{darknet_measured} with Darknet itself. Preprocessing is ChainerCV\'s resize_contain '
-            '(no upscaling, grey 0.5) with an OpenCV-style bilinear resize in numpy; '
-            'scores are kept strictly above score_thresh (ChainerCV: at or above).')
+            '(no upscaling, grey 0.5) with an OpenCV-style bilinear resize in numpy.')
 
 
 def _darknet_notes(cfg_name, darknet_measured):

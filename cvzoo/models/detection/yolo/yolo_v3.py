@@ -79,8 +79,7 @@ YOLOv3.weights = {
         notes=('A Darknet YOLOv3 trained on VOC 2007+2012, converted by ChainerCV (box '
                'channels y-first there, swapped back by cvzoo); ChainerCV reports 80.2 for '
                'Darknet too. Preprocessing is ChainerCV\'s resize_contain (no upscaling, '
-               'grey 0.5) with an OpenCV-style bilinear resize in numpy; scores are kept '
-               'strictly above score_thresh (ChainerCV: at or above).'),
+               'grey 0.5) with an OpenCV-style bilinear resize in numpy.'),
         convert_from='chainercv'),
     'coco': zoo.Weights(
         url='https://pjreddie.com/media/files/yolov3.weights', sha256=zoo.UNPUBLISHED,

@@ -1,11 +1,123 @@
-"""A ChainerCV-converted YOLOv2-tiny gives ChainerCV's boxes: a numpy transcription of
-ChainerCV's YOLOv2Base._decode and YOLOBase.predict (y-first throughout) as reference."""
+"""YOLO with ChainerCV's weights gives ChainerCV's detections.
+
+YOLOv2 and YOLOv3 run against ChainerCV 0.13.1 itself: ChainerCV builds the model for
+20 classes with seeded random weights (batch norms calibrated so the activations stay
+informative and their eps matters; head channels scaled so that boxes stay sane and
+some but not all scores pass each preset), saves it with ``chainer.serializers.save_npz``
+under the entry's file name, and predicts two images with both presets; cvzoo loads the
+file through its ``voc0712`` entry from a weights mirror, as a download. The prepared
+inputs and the raw head outputs (ChainerCV's locs, objs and confs) are compared too.
+
+Both run at a 160x160 input instead of 416 (ChainerCV's extractor sizes are class
+attributes; cvzoo's network takes any multiple of 32): the network and decoding are the
+same at any size, and 160 keeps ChainerCV's forward pass affordable. Both images are
+smaller than 160, so ``resize_contain`` only pads them; ChainerCV resizes larger images
+with PIL when OpenCV is absent (as here) but its published YOLO files expect OpenCV,
+whose bilinear resize cvzoo reproduces (tests/models/detection/yolo/test_resize_contain.py).
+
+ChainerCV 0.13.1 has no YOLOv2-tiny; :func:`test_tiny_decode_equals_the_chainercv_
+transcription` checks cvzoo's YOLOv2Tiny against a NumPy transcription of ChainerCV's
+YOLOv2 decoding (the same ``YOLOv2Base`` code decodes the tiny model in later ChainerCV).
+"""
+
+import importlib.util
+import pathlib
 
 import numpy
+import pytest
 
 from cvzoo.core import config
 from cvzoo.models.detection.yolo.resize_contain import contain_size, resize_contain
-from cvzoo.models.detection.yolo.yolo_v2 import YOLOv2Tiny
+from cvzoo.models.detection.yolo.yolo_v2 import YOLOv2, YOLOv2Tiny
+from cvzoo.models.detection.yolo.yolo_v3 import YOLOv3
+
+_spec = importlib.util.spec_from_file_location(
+    'cvzoo_tests_chainercv_reference_tools',
+    pathlib.Path(__file__).resolve().parents[2] / 'chainercv_reference_tools.py')
+tools = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(tools)
+
+INSIZE = 160
+SCRIPT = '''
+import os
+import chainercv.links
+from chainercv.links.model.yolo import yolo_v2, yolo_v3
+yolo_v2.Darknet19Extractor.insize = INSIZE
+yolo_v2.Darknet19Extractor.grid = INSIZE // 32
+yolo_v3.Darknet53Extractor.insize = INSIZE
+yolo_v3.Darknet53Extractor.grids = (INSIZE // 32, INSIZE // 16, INSIZE // 8)
+numpy.random.seed(SEED)
+model = getattr(chainercv.links, MODEL)(n_fg_class=20)
+batch = numpy.random.uniform(0, 1, (2, 3, INSIZE, INSIZE)).astype(numpy.float32)
+calibrate_batch_normalization(model, model, batch)
+heads = [model.subnet] if MODEL == 'YOLOv2' else [head[1] for head in model.subnet]
+locs, objs, confs = (y.array for y in model(batch))
+for head in heads:  # box offsets of std LOC_STD, objectness and class logits of std 3
+    W, b = (a.reshape(-1, 25, *a.shape[1:]) for a in (head.W.array, head.b.array))
+    W[:, :4] *= LOC_STD / locs.std()
+    b[:, :4] *= LOC_STD / locs.std()
+    W[:, 4:] *= 3 / numpy.concatenate((objs.ravel(), confs.ravel())).std()
+    b[:, 4] = OBJ_BIAS
+imgs = [INPUTS['img0'], INPUTS['img1']]
+forward = model.forward
+def recording_forward(x):
+    locs, objs, confs = forward(x)
+    for name, value in (('x', x), ('locs', locs), ('objs', objs), ('confs', confs)):
+        OUTPUTS.setdefault(name, getattr(value, 'array', value))
+    return locs, objs, confs
+model.forward = recording_forward
+os.makedirs(os.path.join(WORKDIR, 'mirror'))
+chainer.serializers.save_npz(os.path.join(WORKDIR, 'mirror', FILE_NAME), model)
+'''
+
+
+def _chainercv_layout(raw_maps, n_anchors):
+    """cvzoo's raw head maps -> ChainerCV's (locs y-first, objs, confs), (B, K, ...)."""
+    rows = []
+    for raw, n_anchor in zip(raw_maps, n_anchors):
+        B, _, h, w = raw.shape
+        t = raw.reshape(B, n_anchor, -1, h, w).transpose(0, 3, 4, 1, 2)
+        rows.append(t.reshape(B, h * w * n_anchor, -1))
+    t = numpy.concatenate(rows, axis=1)
+    return t[..., [1, 0, 3, 2]], t[..., 4], t[..., 5:]
+
+
+CASES = [pytest.param(YOLOv2, 'YOLOv2', 0.0, id='YOLOv2'),
+         pytest.param(YOLOv3, 'YOLOv3', -2.0, id='YOLOv3')]
+
+
+@pytest.mark.reference
+@pytest.mark.slow
+@pytest.mark.parametrize('model_class, name, obj_bias', CASES)
+def test_detections_equal_chainercv(chainercv_reference, chainercv_detection, tmp_path,
+                                    monkeypatch, rng, model_class, name, obj_bias):
+    imgs = chainercv_detection.images(rng)
+    file_name = model_class.weights['voc0712'].url.rsplit('/', 1)[1]
+    outputs = tools.run(
+        chainercv_reference, SCRIPT + chainercv_detection.PREDICT_BOTH_PRESETS, tmp_path,
+        {'SEED': 0, 'MODEL': name, 'FILE_NAME': file_name, 'INSIZE': INSIZE,
+         'LOC_STD': 0.5, 'OBJ_BIAS': obj_bias}, **imgs)
+    model = tools.load_from_mirror(monkeypatch, tmp_path / 'mirror', model_class, 'voc0712')
+    model.insize = (INSIZE, INSIZE)
+    imgs = [imgs['img0'], imgs['img1']]
+
+    x = numpy.stack([model.prepare(img) for img in imgs])
+    numpy.testing.assert_allclose(x, outputs['x'], rtol=0, atol=1e-6)
+    with config.using_config('train', False), config.no_backprop_mode():
+        raw_maps = [output.array for output in model.network(x)]
+    locs, objs, confs = _chainercv_layout(
+        raw_maps, [len(head['anchors']) for head in model.network.heads])
+    for ours, theirs in ((locs, 'locs'), (objs, 'objs'), (confs, 'confs')):
+        tools.assert_features_close(ours, outputs[theirs], name=theirs)
+
+    for preset in ('evaluate', 'visualize'):
+        model.use_preset(preset)
+        result = model.predict(imgs)
+        assert all(len(score) > 0 for score in result[2]), preset
+        chainercv_detection.assert_same_detections(outputs, preset, result)
+
+
+# --- YOLOv2-tiny: a transcription of ChainerCV's YOLOv2Base decoding (y-first) ---
 
 ANCHORS_HW = ((1.19, 1.08), (4.41, 3.42), (11.38, 6.63), (5.11, 9.42), (10.52, 16.62))
 
@@ -38,7 +150,7 @@ def _chainercv_boxes(raw_yfirst, insize, size):
     return bbox, score
 
 
-def test_decode_equals_the_chainercv_transcription(tmp_path, rng, chainercv):
+def test_tiny_decode_equals_the_chainercv_transcription(tmp_path, rng, chainercv):
     arrays = chainercv.random_file(rng, chainercv.yolov2_tiny_shapes(20))
     # NOTE: a zero head makes ChainerCV's raw output its bias at every cell, known
     # without running any network: the reference does not depend on the conversion.
