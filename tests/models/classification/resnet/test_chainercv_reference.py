@@ -6,6 +6,12 @@ that file through its weights entry, as a download, and both predict the same im
 ChainerCV's preprocessing (scale the shorter side, center crop, the entry's mean). The
 crop is 56 of 64 instead of 224 of 256 to stay fast; 56 still makes pool1's last window
 hang over the edge, so ``cover_all`` matters.
+
+Features agree to 1e-4 of their range for ResNet-50 (measured: 6e-6); ResNet-101/152
+chain 33/50 blocks whose batch norms divide by variances near eps, and float32 rounding
+in a different summation order grows to 1.1e-4 of the range in ResNet-152's res4
+(measured), so they get 5e-4. A wrong eps or pooling moves them by far more (eps 1e-5
+instead of 2e-5 changes res4 of ResNet-50 twenty-fold).
 """
 
 import importlib.util
@@ -68,8 +74,8 @@ def test_predict_equals_chainercv(model_class, key, arch, chainercv_reference, t
     ours = tools.classifier_outputs(model, imgs, CROP_SIZE, SCALE_SIZE, FEATURES)
 
     numpy.testing.assert_allclose(ours['prepared'], reference['prepared'], atol=1e-3)
+    rtol = 1e-4 if model_class is resnet.ResNet50 else 5e-4
     for name in FEATURES:
-        tools.assert_features_close(ours[name], reference[name], name=name)
-    assert reference['probs'].max() > 0.02  # informative: far from uniform, not one-hot
-    assert reference['probs'].max() < 0.99
+        tools.assert_features_close(ours[name], reference[name], rtol, name=name)
+    assert 0.02 < reference['probs'].max() < 0.99  # informative: not uniform, not one-hot
     numpy.testing.assert_allclose(ours['probs'], reference['probs'], atol=1e-4)
