@@ -3,9 +3,10 @@
 An image (RGB in [0, 255]) is divided by 255, normalised by ImageNet's mean and std,
 and resized (bilinear, half-pixel centres, no antialiasing: torch's ``interpolate``)
 by one factor so that its shorter side becomes ``min_size`` unless its longer side
-would pass ``max_size``. The factor is computed in float32 as torch does and the new
-size is ``floor(side * factor)``, exactly as torchvision (so 375 -> 799 at min_size
-800).
+would pass ``max_size``. As torchvision (0.28, eager mode) does, the factor is a Python
+float (double) and the new size is ``floor(side * factor)``, so 375 -> 800 at min_size
+800. (Scripted or traced torchvision, and some earlier releases, divide float32
+tensors instead, which can give one pixel less, e.g. 799.)
 A batch is zero-padded at the bottom and right to a common size, a multiple of 32.
 """
 
@@ -24,14 +25,10 @@ def resized_size(size, min_size, max_size):
     """(H, W) -> the resized (H', W') of the rule above.
 
     >>> resized_size((375, 500), 800, 1333)
-    (799, 1066)
+    (800, 1066)
     """
-    # NOTE: torch evaluates ``800.0 / tensor`` as reciprocal(tensor) * 800 in float32,
-    # which is one float32 step below 800 / 375; the product 375 * scale then floors to 799.
-    short = numpy.float32(1) / numpy.float32(min(size))
-    long = numpy.float32(1) / numpy.float32(max(size))
-    scale = min(short * numpy.float32(min_size), long * numpy.float32(max_size))
-    return tuple(max(math.floor(n * float(scale)), 1) for n in size)
+    scale = min(min_size / min(size), max_size / max(size))
+    return tuple(max(math.floor(n * scale), 1) for n in size)
 
 
 def prepare_image(img, min_size, max_size, mean=IMAGENET_MEAN, std=IMAGENET_STD):
