@@ -40,6 +40,22 @@ def test_prepare_resizes_standardises_and_orders(order, rng):
     assert model.prepare(rng.uniform(0, 255, (3, 5, 7))).shape == (3, 8, 12)
 
 
+@pytest.mark.parametrize('backend', ['pil', 'cv2'])
+def test_prepare_resizes_as_the_presets_backend(backend, rng):
+    """Shrinking: 'pil' low-pass filters (Pillow, as torchvision's antialiased resize),
+    'cv2' samples plain bilinear; by hand for a 2x shrink of one row of stripes."""
+    model = _Tiny()
+    model.preset = zoo.Preset(size=(1, 4), mean=(0.0,) * 3, resize_backend=backend)
+    img = numpy.zeros((3, 2, 8), numpy.float32)
+    img[:, :, 1::2] = 8.0  # columns 0 8 0 8 ...
+    x = model.prepare(img)
+    # 2x: plain bilinear samples between columns 2i and 2i+1 (mean 4); Pillow's
+    # triangle filter of support 2 weighs columns 2i-1 .. 2i+2 as 1:3:3:1 (edges
+    # renormalised): 4 inside, (0*3 + 8*3 + 0) / 7 at the left edge
+    expected = [24 / 7, 4.0, 4.0, 32 / 7] if backend == 'pil' else [4.0, 4.0, 4.0, 4.0]
+    numpy.testing.assert_allclose(x[0, 0], expected, rtol=1e-5)
+
+
 def test_prepare_refuses_an_unknown_channel_order():
     model = _Tiny()
     model.channel_order = 'bgra'
