@@ -9,10 +9,12 @@ predict a 72x100 image (two sliding windows, each with its mirror image) and a 5
 image (centred on a zero canvas); the averaged softmax scores and the label maps must
 agree, and so must the logits of one preprocessed 72x72 input.
 
-Tolerances: the logits agree to 1e-4 of their range (measured 4e-5: float32 rounding
-through 17 blocks of batch norms that divide by variances near eps); a softmax
-probability moves by at most 1/4 of a logit's error, so with logits spanning about 30
-the probabilities get 5e-4 (measured 1.6e-4), and a label may flip only where the two
+Tolerances: the logits agree to 1e-4 of their largest magnitude for ResNet-50
+(measured 4e-5: float32 rounding through 16 blocks of batch norms that divide by
+variances near eps) and 5e-4 for ResNet-101 (33 blocks; measured 2.7e-4, as in the
+classification references); a softmax probability moves by at most 1/4 of the largest
+change between two logits, so the probabilities get ``rtol * (max - min) / 4`` of the
+logits (ResNet-50: about 7e-4, measured 1.6e-4), and a label may flip only where the two
 best probabilities are closer than that.
 """
 
@@ -56,14 +58,14 @@ for i, name in enumerate(IMGS):
 '''
 
 CASES = [
-    pytest.param(pspnet.PSPNetResNet50, id='pspnet_resnet50'),
-    pytest.param(pspnet.PSPNetResNet101, id='pspnet_resnet101', marks=pytest.mark.slow),
+    pytest.param(pspnet.PSPNetResNet50, 1e-4, id='pspnet_resnet50'),
+    pytest.param(pspnet.PSPNetResNet101, 5e-4, id='pspnet_resnet101', marks=pytest.mark.slow),
 ]
 
 
-@pytest.mark.parametrize('model_class', CASES)
-def test_predict_equals_chainercv(model_class, chainercv_reference, tmp_path, monkeypatch,
-                                  rng):
+@pytest.mark.parametrize(('model_class', 'rtol'), CASES)
+def test_predict_equals_chainercv(model_class, rtol, chainercv_reference, tmp_path,
+                                  monkeypatch, rng):
     imgs = {f'img{i}': rng.uniform(0, 255, (3,) + size).astype(numpy.float32)
             for i, size in enumerate(SIZES)}
     x = rng.uniform(-120, 120, (1, 3, INPUT_SIZE, INPUT_SIZE)).astype(numpy.float32)
@@ -76,11 +78,13 @@ def test_predict_equals_chainercv(model_class, chainercv_reference, tmp_path, mo
                                    'cityscapes', input_size=INPUT_SIZE)
     numpy.testing.assert_allclose(model.preset.mean, reference['mean'].ravel(), rtol=1e-6)
     assert model.preset.std == (1.0, 1.0, 1.0) and model.channel_order == 'rgb'
-    tools.assert_features_close(tools.forward(model, x), reference['logits'], name='logits')
+    logits = reference['logits']
+    tools.assert_features_close(tools.forward(model, x), logits, rtol, name='logits')
+    prob_atol = rtol * float(logits.max() - logits.min()) / 4
     labels = model.predict(list(imgs.values()))
     for i, img in enumerate(imgs.values()):
         score = tools.forward(model.scores, img)
-        numpy.testing.assert_allclose(score, reference[f'score{i}'], atol=5e-4)
+        numpy.testing.assert_allclose(score, reference[f'score{i}'], atol=prob_atol)
         assert len(numpy.unique(reference[f'label{i}'])) > 5  # informative
         tools.assert_labels_equal(labels[i], reference[f'label{i}'], reference[f'score{i}'],
-                                  tie=5e-4)
+                                  tie=prob_atol)
