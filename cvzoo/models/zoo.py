@@ -59,7 +59,9 @@ _MODEL_PACKAGES = ('cvzoo.models.classification', 'cvzoo.models.detection',
 UNPUBLISHED = 'unpublished'
 _MIN_PREFIX = 8  # hex digits of a published sha256 prefix (torchvision publishes 8)
 _CACHE_KEY = '__cvzoo_converted_from__'
-_CACHE_VERSION = 1
+# raised when a converter's output changes, so that older cached conversions are redone
+# (2: fasterrcnn_resnet50_fpn keeps the unused COCO classes of torchvision's predictor)
+_CACHE_VERSION = 2
 
 _logger = logging.getLogger(__name__)
 _REGISTRY = {}  # name -> (model class, task)

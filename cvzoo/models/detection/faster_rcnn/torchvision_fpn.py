@@ -6,26 +6,30 @@ The network: a ResNet-50 ('fb' arch, frozen BN) whose C2 ... C5 feed an FPN (P2 
 and P6 subsampled from P5, torchvision's ``LastLevelMaxPool``); the RPN of
 :mod:`torchvision_rpn` proposes up to 1000 RoIs per image; the head of
 :mod:`torchvision_box_head` pools them and scores n_fg_class + 1 classes (softmax,
-background first) with per-class offsets (box coder weights (10, 10, 5, 5)).
+background first; plus ``n_unused_class``, see Labels) with per-class offsets (box coder
+weights (10, 10, 5, 5)).
 
 predict(): the image is normalised (ImageNet mean and std), resized (bilinear, no
-antialias; shorter side ``min_size`` unless the longer would pass ``max_size``, see
-:func:`resized_size`) and the batch zero-padded to multiples of 32, as torchvision's
-``GeneralizedRCNNTransform``; each RoI's per-class boxes are
-decoded (dw, dh clipped at log(1000 / 16)) and clipped to the resized image; the (box,
-class) pairs scoring above ``score_thresh`` with both sides >= 0.01 go through NMS per
+antialias; shorter side ``min_size`` unless the longer would pass ``max_size``) and the
+batch zero-padded to multiples of 32, as torchvision's ``GeneralizedRCNNTransform`` (the
+code RetinaNet shares, :mod:`~cvzoo.models.detection.retinanet.preprocessing`); each
+RoI's per-class boxes are decoded (dw, dh clipped at log(1000 / 16)) and clipped to the
+resized image; the (box, class) pairs scoring above ``score_thresh`` with both sides >= 0.01 go through NMS per
 class at ``nms_thresh``; the ``max_detections`` (100) best of each image are kept and
 scaled back to the input image (torchvision's ``postprocess_detections`` and
 ``postprocess``). The 'evaluate' preset is torchvision's setting (0.05, 0.5); 'visualize'
 (0.7, 0.5) returns the subset of those detections scoring above 0.7.
 
-Labels: torchvision's 91-class predictor (COCO category ids, 'N/A' gaps) is cut to the
-background and cvzoo's 80 labels when the weights are converted. Differences from
-torchvision: the ten unused 'N/A' classes leave the softmax, so a score is larger by the
-factor 1 / (1 - p), p the probability torchvision gives the 'N/A' classes (which training
-on COCO, where they never occur, drives to about 0); NMS drops a box at IoU >= nms_thresh
-(torchvision: >); BN is frozen also without pretrained weights; ``head/loc`` and
-``head/conf`` start as N(0, 0.001) and N(0, 0.01) (torchvision: uniform).
+Labels: torchvision's COCO predictor scores 91 classes indexed by COCO category id, ten
+of them 'N/A'. cvzoo's labels are the 80 real classes; the conversion reorders the
+predictor's rows to the background, the 80 labels and the ten unused ids, which stay at
+the end (``n_unused_class``) because the softmax of the 80 depends on them too: the
+scores are torchvision's. Their boxes are never returned. Re-making the predictor for
+another ``n_fg_class`` drops them.
+
+Differences from torchvision: NMS drops a box at IoU >= nms_thresh (torchvision: >); BN
+is frozen also without pretrained weights; ``head/loc`` and ``head/conf`` start as
+N(0, 0.001) and N(0, 0.01) (torchvision: uniform).
 """
 
 import os
@@ -64,21 +68,6 @@ PRETRAINED_BN_EPS = float(numpy.finfo(numpy.float32).tiny)
 _STAGES = ('res5', 'res4', 'res3', 'res2', 'conv1')
 
 
-def resized_size(size, min_size, max_size):
-    """(H, W) -> the (H', W') torchvision's ``GeneralizedRCNNTransform`` resizes it to.
-
-    The factor ``min(min_size / short side, max_size / long side)`` and the products
-    ``floor(side * factor)`` are computed in float64, as torchvision 0.28 (and the
-    torchvision of 2019 that trained and scored the COCO weights) does; some releases in
-    between computed the factor in float32, which gives e.g. 799 instead of 800 for 375.
-
-    >>> resized_size((375, 500), 800, 1333)
-    (800, 1066)
-    """
-    scale = min(min_size / min(size), max_size / max(size))
-    return tuple(max(int(side * scale), 1) for side in size)
-
-
 def _make_base(pretrained):
     base = resnet.ResNet(50, n_class=1, arch='fb', compat='torchvision',
                          initialW=initializers.Zero() if pretrained else None)
@@ -97,9 +86,9 @@ class FasterRCNNResNet50FPN(L.Chain, detector.Detector):
     Args:
         n_fg_class (int or None): classes to detect; None takes the weights' (80 without
             weights). A number other than the weights' re-makes ``head/loc`` and
-            ``head/conf``.
+            ``head/conf`` (without unused classes).
         pretrained_model (str or None): ``'coco'``, a local file (torchvision .pth or
-            cvzoo .npz; its predictor's class count is read first) or None for random
+            cvzoo .npz; its predictor's class counts are read first) or None for random
             weights.
         min_size, max_size (int): the resize rule (800 and 1333).
         trainable_backbone_layers (int): 0 ... 5, ResNet's stages left trainable from the
@@ -110,6 +99,8 @@ class FasterRCNNResNet50FPN(L.Chain, detector.Detector):
         source (str or None): names of a local file ('torchvision' or 'cvzoo').
 
     Attributes:
+        n_unused_class (int): classes at the end of the predictor that enter the softmax
+            but are no label (10 with torchvision's COCO predictor, else 0).
         label_names (tuple of str or None): class names of the loaded weights.
 
     >>> # bboxes, labels, scores = FasterRCNNResNet50FPN(pretrained_model='coco').predict([img])
@@ -129,17 +120,20 @@ class FasterRCNNResNet50FPN(L.Chain, detector.Detector):
                              f'{trainable_backbone_layers!r}')
         entry = self.weights.get(pretrained_model) if isinstance(pretrained_model, str) \
             else None
+        layout = None
         if entry is not None:
-            n_built = entry.n_class
-        else:
-            n_file = _file_n_fg_class(pretrained_model) if pretrained_model else None
-            n_built = n_file or n_fg_class or 80
+            layout = entry.n_class, torchvision_names.N_COCO_UNUSED_CLASS
+        elif pretrained_model:
+            layout = _file_layout(pretrained_model)
+        n_built, n_unused_class = layout or (n_fg_class or 80, 0)
         super().__init__()
         with self.init_scope():
             self.extractor = fpn.FPN(_make_base(bool(pretrained_model)),
                                      (256, 512, 1024, 2048), FPN_SCALES)
             self.rpn = torchvision_rpn.TorchvisionRPN()
-            self.head = torchvision_box_head.TorchvisionBoxHead(n_built + 1, FPN_SCALES)
+            self.head = torchvision_box_head.TorchvisionBoxHead(
+                n_built + 1 + n_unused_class, FPN_SCALES)
+        self.add_persistent('n_unused_class', n_unused_class)
         self.min_size, self.max_size = min_size, max_size
         self.use_preset('visualize')
         self.set_bn_eps((PRETRAINED_BN_EPS if pretrained_model else 1e-5) if bn_eps is None
@@ -154,8 +148,8 @@ class FasterRCNNResNet50FPN(L.Chain, detector.Detector):
 
     @property
     def n_fg_class(self):
-        """Foreground classes (the head also scores the background)."""
-        return self.head.n_class - 1
+        """Classes the labels take (the head also scores the background and unused ones)."""
+        return self.head.n_class - 1 - int(self.n_unused_class)
 
     def set_bn_eps(self, eps):
         """Set the epsilon of every BN of the backbone."""
@@ -176,11 +170,12 @@ class FasterRCNNResNet50FPN(L.Chain, detector.Detector):
                 param.requires_grad = False
 
     def reset_head(self, n_fg_class):
-        """Re-make ``head/loc`` and ``head/conf`` for ``n_fg_class`` classes (the label
-        names are dropped)."""
+        """Re-make ``head/loc`` and ``head/conf`` for ``n_fg_class`` classes (no unused
+        classes; the label names are dropped)."""
         _check_positive_int('n_fg_class', n_fg_class)
         self.head.reset_classes(n_fg_class + 1)
         self.head.to_device(self.device)
+        self.n_unused_class = 0
         self.label_names = None
 
     def features(self, x):
@@ -209,12 +204,7 @@ class FasterRCNNResNet50FPN(L.Chain, detector.Detector):
 
     def prepare(self, img):
         """(3, H, W) RGB in [0, 255] -> normalised and resized (3, H', W') float32."""
-        img = numpy.asarray(img, numpy.float32) / numpy.float32(255)
-        mean = numpy.asarray(preprocessing.IMAGENET_MEAN, numpy.float32)[:, None, None]
-        std = numpy.asarray(preprocessing.IMAGENET_STD, numpy.float32)[:, None, None]
-        size = resized_size(img.shape[1:], self.min_size, self.max_size)
-        with config.no_backprop_mode():
-            return F.resize_images(((img - mean) / std)[None], size, align_corners=False).array[0]
+        return preprocessing.prepare_image(img, self.min_size, self.max_size)
 
     def pad_batch(self, prepared):
         """Prepared images -> (B, 3, H, W) NumPy batch, zero-padded to multiples of 32."""
@@ -249,16 +239,17 @@ class FasterRCNNResNet50FPN(L.Chain, detector.Detector):
 
         Returns:
             tuple: ``bbox`` (R, n_fg_class, 4) clipped to each resized image, ``score``
-            (R, n_fg_class) softmax probabilities (the background's column dropped),
-            ``roi_indices`` (R,).
+            (R, n_fg_class) softmax probabilities over all the head's classes (the
+            background's and unused classes' columns dropped), ``roi_indices`` (R,).
         """
         locs, confs, rois, roi_indices = outputs
         xp = self.xp
-        loc = locs.array.reshape(len(rois), self.head.n_class, 4)[:, 1:]
+        labels = slice(1, 1 + self.n_fg_class)
+        loc = locs.array.reshape(len(rois), self.head.n_class, 4)[:, labels]
         bbox = box_coder.decode(rois[:, None, :], loc, BOX_CODER_WEIGHTS)
         limits = xp.asarray([[W, H, W, H] for H, W in sizes], numpy.float32)
         bbox = xp.clip(bbox, 0, limits[roi_indices][:, None, :])
-        score = F.softmax(confs, axis=1).array[:, 1:]
+        score = F.softmax(confs, axis=1).array[:, labels]
         return bbox, score, roi_indices
 
     def suppress(self, bbox, score, roi_indices, n_image):
@@ -291,7 +282,7 @@ class FasterRCNNResNet50FPN(L.Chain, detector.Detector):
 
     def convert_weights(self, raw, source):
         """The zoo's conversion hook: torchvision names (``'torchvision'``/``'torch'``)
-        or cvzoo's; a 91-class torchvision predictor is cut to the 80 COCO classes.
+        or cvzoo's; a 91-class torchvision predictor is reordered (see ``n_unused_class``).
 
         Raises:
             ValueError: another source.
@@ -301,29 +292,35 @@ class FasterRCNNResNet50FPN(L.Chain, detector.Detector):
         if source in ('torchvision', 'torch'):
             own = dictionary.DictionarySerializer()
             self.serialize(own)
-            expected = {key.removeprefix('/') for key in own.target}
-            return torchvision_names.convert_torchvision(raw, expected, source)
+            expected = {key.removeprefix('/') for key in own.target} - {'n_unused_class'}
+            arrays, n_unused_class = torchvision_names.convert_torchvision(raw, expected,
+                                                                           source)
+            arrays['n_unused_class'] = numpy.asarray(n_unused_class)
+            return arrays
         if source == 'cvzoo':
             return {key.removeprefix('/'): value for key, value in raw.items()}
         raise ValueError(f"source: expected 'torchvision', 'torch' or 'cvzoo' for Faster "
                          f'R-CNN FPN weights, got {source!r}')
 
 
-def _file_n_fg_class(path):
-    """Foreground classes of a local weight file's predictor (a torchvision 91-class one
-    counts as the 80 COCO classes it is cut to); None when it is not a readable file or
-    has no predictor."""
+def _file_layout(path):
+    """(n_fg_class, n_unused_class) of a local weight file's predictor (torchvision's
+    91 COCO classes are the 80 labels and 10 unused ones); None when it is not a readable
+    file or has no predictor."""
     if not os.path.isfile(path):
         return None
-    raw = file_format.read_weight_file(path)
-    for key in ('roi_heads.box_predictor.cls_score.bias', 'head/conf/b', '/head/conf/b'):
-        if key in raw:
-            n_class = raw[key].shape[0]
-            if key.startswith('roi_heads') and \
-                    n_class == torchvision_names.TORCHVISION_COCO_CLASSES:
-                return len(coco_bbox_label_names)
-            return n_class - 1
-    return None
+    raw = {key.removeprefix('/'): value
+           for key, value in file_format.read_weight_file(path).items()}
+    if 'roi_heads.box_predictor.cls_score.bias' in raw:
+        n_class = raw['roi_heads.box_predictor.cls_score.bias'].shape[0]
+        n_unused_class = torchvision_names.N_COCO_UNUSED_CLASS \
+            if n_class == torchvision_names.TORCHVISION_COCO_CLASSES else 0
+    elif 'head/conf/b' in raw:
+        n_class = raw['head/conf/b'].shape[0]
+        n_unused_class = int(raw.get('n_unused_class', 0))
+    else:
+        return None
+    return n_class - 1 - n_unused_class, n_unused_class
 
 
 def _check_positive_int(name, value, optional=False):
@@ -346,9 +343,10 @@ FasterRCNNResNet50FPN.weights = {
                            'torchvision docs, FasterRCNN_ResNet50_FPN_Weights.COCO_V1 '
                            '(box_map 37.0, COCO val2017)'),
         notes="torchvision's v1 Faster R-CNN ResNet-50 FPN (FrozenBatchNorm eps 0). Its "
-              '91-class predictor (COCO category ids) is cut to the background and the 80 '
-              "real classes, so the 'N/A' classes leave the softmax; torch resizes with "
-              "interpolate (bilinear, no antialias), which cvzoo's resize_images "
-              'reproduces; min size 800, max size 1333, padding to multiples of 32.',
+              '91-class predictor (COCO category ids) is reordered to the background, the '
+              "80 real classes in cvzoo's order and the ten unused ids, which stay in the "
+              "softmax; torch resizes with interpolate (bilinear, no antialias), which "
+              "cvzoo's resize_images reproduces; min size 800, max size 1333, padding to "
+              'multiples of 32.',
         convert_from='torchvision'),
 }

@@ -14,18 +14,20 @@ roi_heads.box_predictor.bbox_pred.*                 head/loc/*
 The backbone's names are RetinaNet's (same ResNet-50 and FPN modules). Newer torchvision
 releases name the RPN's convolution ``conv.0.0`` and the FPN's ``inner_blocks.{i}.0``;
 both forms are read. torchvision's COCO predictor has 91 classes indexed by COCO category
-id (0 is the background, ten ids are unused 'N/A'); the background and the 80 real
-categories are kept, in cvzoo's label order.
+id (0 is the background, ten ids are unused 'N/A'); its rows are reordered to the
+background, the 80 real categories in cvzoo's label order and the ten unused ids, which
+stay in the softmax (:mod:`~cvzoo.models.detection.torchvision_coco_classes`).
 """
 
 import re
 
 from cvzoo import errors
-from cvzoo.datasets.coco.coco_label_names import coco_label_to_category_id
 from cvzoo.models.classification.resnet import name_mapping as resnet_names
+from cvzoo.models.detection import torchvision_coco_classes
 from cvzoo.models.detection.retinanet import name_mapping as retinanet_names
 
-TORCHVISION_COCO_CLASSES = retinanet_names.TORCHVISION_COCO_CLASSES
+TORCHVISION_COCO_CLASSES = torchvision_coco_classes.TORCHVISION_COCO_CLASSES
+N_COCO_UNUSED_CLASS = len(torchvision_coco_classes.COCO_UNUSED_IDS)
 _LEAF = {'weight': 'W', 'bias': 'b'}
 _PATTERNS = (
     (re.compile(r'rpn\.head\.conv(?:\.0\.0)?\.(weight|bias)'), 'rpn/conv'),
@@ -49,21 +51,6 @@ def map_key(key):
     raise KeyError(key)
 
 
-def coco_classes(array, n_per_class):
-    """Keep the background and the 80 COCO categories of a 91-class layer.
-
-    Args:
-        array (numpy.ndarray): (91 * n_per_class, ...) rows, class-major.
-        n_per_class (int): rows per class (1 for scores, 4 for offsets).
-
-    Returns:
-        numpy.ndarray: (81 * n_per_class, ...), the background first, then cvzoo's labels.
-    """
-    rows = array.reshape((TORCHVISION_COCO_CLASSES, n_per_class) + array.shape[1:])
-    rows = rows[[0] + [int(i) for i in coco_label_to_category_id]]
-    return rows.reshape((-1,) + array.shape[1:])
-
-
 def _classify_keys(raw):
     """(cvzoo name per file key or None, file keys with no counterpart)."""
     names, unknown = {}, []
@@ -80,12 +67,14 @@ def convert_torchvision(raw, expected, source='torchvision'):
 
     Args:
         raw (dict): torchvision name -> NumPy array.
-        expected (set of str): the model's keys.
+        expected (set of str): the model's parameter and BN keys.
         source (str): named in error messages.
 
     Returns:
-        dict: cvzoo name -> array (BN counts ``N`` added as 0); a 91-class predictor is
-        cut to the background and the 80 COCO categories.
+        tuple: ``(arrays, n_unused_class)``: cvzoo name -> array (BN counts ``N`` added
+        as 0), and the number of unused (softmax-only) classes at the end of the
+        predictor: 10 when it has torchvision's 91 COCO classes, whose rows are then
+        reordered, else 0 (the rows kept as they are).
 
     Raises:
         cvzoo.errors.WeightLoadError: file keys with no counterpart in the model and
@@ -103,8 +92,11 @@ def convert_torchvision(raw, expected, source='torchvision'):
             f'no counterpart in cvzoo: {", ".join(sorted(unexpected)) or "none"}; '
             f'{len(missing)} model keys are missing from the file: '
             f'{", ".join(missing) or "none"}')
+    if arrays['head/conf/b'].shape[0] != TORCHVISION_COCO_CLASSES:
+        return arrays, 0
     for name, n_per_class in (('head/conf/W', 1), ('head/conf/b', 1), ('head/loc/W', 4),
                               ('head/loc/b', 4)):
         if arrays[name].shape[0] == TORCHVISION_COCO_CLASSES * n_per_class:
-            arrays[name] = coco_classes(arrays[name], n_per_class)
-    return arrays
+            arrays[name] = torchvision_coco_classes.reorder_coco_classes(
+                arrays[name], n_per_class=n_per_class)
+    return arrays, N_COCO_UNUSED_CLASS

@@ -13,20 +13,20 @@ with ``weight`` -> ``W`` and ``bias`` -> ``b``; both sides keep (out, in, kh, kw
 
 torchvision's COCO head scores 91 classes per anchor, indexed by COCO category id: 0 is
 the background and ten ids are 'N/A' (unused by COCO). Their rows are reordered to
-cvzoo's: the background, the 80 categories in cvzoo's label order, then the ten unused
-ones, which stay in the softmax (see ``ssd_vgg16_torchvision``).
+cvzoo's (:mod:`~cvzoo.models.detection.torchvision_coco_classes`): the background, the
+80 categories in cvzoo's label order, then the ten unused ones, which stay in the
+softmax (see ``ssd_vgg16_torchvision``).
 """
 
 import numpy
 
 from cvzoo import errors
-from cvzoo.datasets.coco.coco_label_names import coco_label_to_category_id
+from cvzoo.models.detection import torchvision_coco_classes
 
-TORCHVISION_COCO_CLASSES = 91
-COCO_UNUSED_IDS = tuple(sorted(set(range(1, TORCHVISION_COCO_CLASSES))
-                               - set(coco_label_to_category_id)))
+TORCHVISION_COCO_CLASSES = torchvision_coco_classes.TORCHVISION_COCO_CLASSES
+COCO_UNUSED_IDS = torchvision_coco_classes.COCO_UNUSED_IDS
 # torchvision's class index of each cvzoo conf column in the COCO layout
-COCO_COLUMN_ORDER = (0,) + tuple(coco_label_to_category_id) + COCO_UNUSED_IDS
+COCO_COLUMN_ORDER = torchvision_coco_classes.COCO_CLASS_ORDER
 _LEAF = {'weight': 'W', 'bias': 'b'}
 _VGG_FEATURES = dict(zip((0, 2, 5, 7, 10, 12, 14, 17, 19, 21),
                          ('conv1_1', 'conv1_2', 'conv2_1', 'conv2_2', 'conv3_1', 'conv3_2',
@@ -57,17 +57,12 @@ def _torchvision_to_cvzoo(n_map=6):
 NAMES = _torchvision_to_cvzoo()
 
 
-def coco_columns(array, n_anchor):
-    """Reorder a 91-way (n_anchor * 91, ...) class layer's rows to cvzoo's COCO layout."""
-    rows = array.reshape((n_anchor, TORCHVISION_COCO_CLASSES) + array.shape[1:])
-    return numpy.ascontiguousarray(rows[:, list(COCO_COLUMN_ORDER)]).reshape(array.shape)
-
-
 def convert_torchvision(raw, source='torchvision'):
     """Map a torchvision ``ssd300_vgg16`` state dict to cvzoo's names.
 
-    A class head with 91 outputs per anchor (torchvision's COCO layout) is reordered by
-    :func:`coco_columns`; any other class count is kept as it is (column 0 background).
+    A class head with 91 outputs per anchor (torchvision's COCO layout) is reordered to
+    cvzoo's (``torchvision_coco_classes.reorder_coco_classes``); any other class count is
+    kept as it is (column 0 background).
 
     Args:
         raw (dict): torchvision name -> NumPy array.
@@ -93,6 +88,7 @@ def convert_torchvision(raw, source='torchvision'):
         if n_anchor and all(name in arrays for name in conf) and \
                 len(arrays[conf[1]]) == n_anchor * TORCHVISION_COCO_CLASSES:
             for name in conf:
-                arrays[name] = coco_columns(arrays[name], n_anchor)
+                arrays[name] = torchvision_coco_classes.reorder_coco_classes(arrays[name],
+                                                                             n_anchor)
             n_unused_class = len(COCO_UNUSED_IDS)
     return arrays, n_unused_class

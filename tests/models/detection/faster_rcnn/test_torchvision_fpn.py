@@ -7,8 +7,10 @@ import numpy
 import pytest
 
 from cvzoo.core import config
+from cvzoo.core.variable import Variable
 from cvzoo.models import zoo
 from cvzoo.models.detection.faster_rcnn import torchvision_fpn
+from cvzoo.models.detection.retinanet import box_coder, preprocessing
 from cvzoo.testing import assert_is_detection_model
 
 MIN_SIZE, MAX_SIZE = 128, 192
@@ -97,6 +99,28 @@ def test_n_fg_class_and_reset_head(model, rng):
         model.use_preset('visualize')
 
 
+def test_unused_classes_enter_the_softmax_but_are_never_returned(model, rng):
+    model.head.reset_classes(3 + 1 + 2)  # background, 3 labels, 2 unused classes
+    model.n_unused_class = 2
+    try:
+        assert model.n_fg_class == 3
+        locs = rng.standard_normal((5, 6 * 4)).astype(numpy.float32) * 0.1
+        confs = rng.standard_normal((5, 6)).astype(numpy.float32) * 3
+        rois = numpy.array([[10, 20, 40, 60]] * 5, numpy.float32)
+        bbox, score, _ = model.decode(
+            (Variable(locs), Variable(confs), rois, numpy.zeros(5, numpy.int32)), [(64, 96)])
+        probs = numpy.exp(confs) / numpy.exp(confs).sum(axis=1, keepdims=True)
+        numpy.testing.assert_allclose(score, probs[:, 1:4], rtol=1e-5)
+        assert bbox.shape == (5, 3, 4)
+        expected = box_coder.decode(rois[:, None], locs.reshape(5, 6, 4)[:, 1:4],
+                                    torchvision_fpn.BOX_CODER_WEIGHTS)
+        numpy.testing.assert_allclose(bbox, numpy.clip(expected, 0, [96, 64, 96, 64]),
+                                      rtol=1e-5)
+    finally:
+        model.reset_head(3)
+    assert (model.n_fg_class, model.n_unused_class) == (3, 0)
+
+
 BAD = {'n_fg_class': ({'n_fg_class': 0}, 'n_fg_class'),
        'trainable': ({'trainable_backbone_layers': 6}, 'trainable_backbone_layers'),
        'key': ({'pretrained_model': 'voc'}, 'pretrained_model')}
@@ -142,7 +166,8 @@ def test_bn_eps_follows_the_weights(model):
         numpy.float32(1e-30)
 
 
-# torchvision 0.28's GeneralizedRCNNTransform sizes (recorded from a run of it here)
+# torchvision 0.28's GeneralizedRCNNTransform sizes (recorded from a run of it here); the
+# rule is RetinaNet's, which this model shares
 TORCH_SIZES = {(375, 500, 800, 1333): (800, 1066), (333, 500, 800, 1333): (800, 1201),
                (427, 640, 800, 1333): (800, 1199), (281, 500, 800, 1333): (749, 1333),
                (612, 612, 800, 1333): (800, 800), (100, 150, 128, 192): (128, 192),
@@ -152,14 +177,15 @@ TORCH_SIZES = {(375, 500, 800, 1333): (800, 1066), (333, 500, 800, 1333): (800, 
 @pytest.mark.parametrize('case', list(TORCH_SIZES), ids=[str(c) for c in TORCH_SIZES])
 def test_resized_size_is_torchvisions(case):
     H, W, min_size, max_size = case
-    assert torchvision_fpn.resized_size((H, W), min_size, max_size) == TORCH_SIZES[case]
+    assert preprocessing.resized_size((H, W), min_size, max_size) == TORCH_SIZES[case]
 
 
 def test_prepare_normalises_then_resizes(model):
-    img = numpy.full((3, 64, 96), 255.0, numpy.float32)
+    img = numpy.full((3, 50, 70), 255.0, numpy.float32)
     img[1] = 0
     x = model.prepare(img)
-    assert x.shape == (3, 128, 192) and x.dtype == numpy.float32
+    # 128 rows, as torchvision's float64 factor gives (a float32 one gives 127)
+    assert x.shape == (3, 128, 179) and x.dtype == numpy.float32
     numpy.testing.assert_allclose(x[:, 5, 7], [(1 - 0.485) / 0.229, -0.456 / 0.224,
                                                (1 - 0.406) / 0.225], rtol=1e-5)
     assert model.pad_batch([x, x[:, :70, :33]]).shape == (2, 3, 128, 192)

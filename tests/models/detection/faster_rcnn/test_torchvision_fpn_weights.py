@@ -8,9 +8,11 @@ import numpy
 import pytest
 
 from cvzoo import errors
-from cvzoo.core.serializers import dictionary
+from cvzoo.core.serializers import dictionary, npz
 from cvzoo.datasets.coco.coco_label_names import coco_label_to_category_id
 from cvzoo.models.detection.faster_rcnn import torchvision_fpn
+
+UNUSED_IDS = (12, 26, 29, 30, 45, 66, 68, 69, 71, 83)  # COCO's ids of no category
 
 TESTS = pathlib.Path(__file__).resolve().parents[3]
 
@@ -90,7 +92,7 @@ def test_real_shape_file_loads_every_key(tmp_path, rng, pth_writer):
     path = tmp_path / 'fasterrcnn.pth'
     _write(path, pth_writer, arrays)
     model = torchvision_fpn.FasterRCNNResNet50FPN(pretrained_model=str(path))
-    assert model.n_fg_class == 80 and model.label_names is None
+    assert (model.n_fg_class, model.n_unused_class, model.label_names) == (80, 10, None)
     assert model.extractor.base.res2.a.conv1.bn.eps == torchvision_fpn.PRETRAINED_BN_EPS
     numpy.testing.assert_array_equal(model.extractor.base.res2.b2.conv3.conv.W.array,
                                      arrays['backbone.body.layer1.2.conv3.weight'])
@@ -104,11 +106,19 @@ def test_real_shape_file_loads_every_key(tmp_path, rng, pth_writer):
     score_b = arrays['roi_heads.box_predictor.cls_score.bias']
     assert int(coco_label_to_category_id[11]) == 13
     assert model.head.conf.b.array[0] == score_b[0] and model.head.conf.b.array[12] == score_b[13]
+    numpy.testing.assert_array_equal(model.head.conf.b.array[81:], score_b[list(UNUSED_IDS)])
     loc_W = arrays['roi_heads.box_predictor.bbox_pred.weight'].reshape(91, 4, 1024)
-    numpy.testing.assert_array_equal(model.head.loc.W.array.reshape(81, 4, 1024)[12], loc_W[13])
+    numpy.testing.assert_array_equal(model.head.loc.W.array.reshape(91, 4, 1024)[12], loc_W[13])
+    # the same model from a cvzoo .npz: the predictor's layout is read before building
+    saved = tmp_path / 'fasterrcnn_coco.npz'
+    npz.save_npz(str(saved), model, compression=False)
+    again = torchvision_fpn.FasterRCNNResNet50FPN(pretrained_model=str(saved))
+    assert (again.n_fg_class, again.n_unused_class) == (80, 10)
+    numpy.testing.assert_array_equal(again.head.conf.W.array, model.head.conf.W.array)
     # another class count: the file loads (converted once, cached), the predictor is new
     other = torchvision_fpn.FasterRCNNResNet50FPN(n_fg_class=7, pretrained_model=str(path))
-    assert other.n_fg_class == 7 and other.head.loc.W.shape == (32, 1024)
+    assert (other.n_fg_class, other.n_unused_class) == (7, 0)
+    assert other.head.loc.W.shape == (32, 1024)
     numpy.testing.assert_array_equal(other.head.fc1.b.array,
                                      arrays['roi_heads.box_head.fc6.bias'])
 
@@ -126,9 +136,37 @@ def test_every_key_of_both_name_forms_maps(rng):
         results.append(model.convert_weights(raw, 'torchvision'))
     assert set(results[0]) == set(results[1])
     assert set(results[0]) == {key.removeprefix('/') for key in own.target}
-    numpy.testing.assert_array_equal(results[0]['head/conf/b'],
-                                     [0] + [int(i) for i in coco_label_to_category_id])
-    assert results[0]['head/loc/W'].shape == (324, 1024)
+    numpy.testing.assert_array_equal(
+        results[0]['head/conf/b'],
+        [0] + [int(i) for i in coco_label_to_category_id] + list(UNUSED_IDS))
+    assert results[0]['head/loc/W'].shape == (364, 1024)
+    assert int(results[0]['n_unused_class']) == 10
+
+
+def _write_npz(path, arrays):
+    with open(path, 'wb') as handle:
+        numpy.savez(handle, **arrays)
+
+
+def test_a_files_predictor_layout_is_read_before_building(tmp_path, pth_writer):
+    '''torchvision's 91 COCO classes are 80 labels and 10 unused ones, any other count
+    has none; a cvzoo file says how many it has (none when it does not say).'''
+    cases = {'coco.pth': ({'roi_heads.box_predictor.cls_score.bias': 91}, (80, 10)),
+             'voc.pth': ({'roi_heads.box_predictor.cls_score.bias': 21}, (20, 0)),
+             'coco.npz': ({'/head/conf/b': 91, 'n_unused_class': 10}, (80, 10)),
+             'seven.npz': ({'head/conf/b': 8, 'n_unused_class': 0}, (7, 0)),
+             'old.npz': ({'head/conf/b': 81}, (80, 0)),
+             'other.npz': ({'head/fc1/b': 1024}, None)}
+    for name, (sizes, expected) in cases.items():
+        arrays = {key: numpy.zeros(n, numpy.float32) if key != 'n_unused_class'
+                  else numpy.asarray(n) for key, n in sizes.items()}
+        path = tmp_path / name
+        if name.endswith('.pth'):
+            _write(path, pth_writer, arrays)
+        else:
+            _write_npz(path, arrays)
+        assert torchvision_fpn._file_layout(str(path)) == expected, name
+    assert torchvision_fpn._file_layout(str(tmp_path / 'absent.npz')) is None
 
 
 def test_wrong_file_names_every_missing_and_unexpected_key(tmp_path, pth_writer):
