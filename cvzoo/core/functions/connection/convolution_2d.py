@@ -102,7 +102,9 @@ def convolution_2d(x, W, b=None, stride=1, pad=0, cover_all=False, *, dilate=1, 
         groups (int): number of channel groups; C and O must be multiples of it.
 
     Returns:
-        Variable: (N, O, out_h, out_w) of x's dtype.
+        Variable: (N, O, out_h, out_w) of x's dtype. Its memory is laid out
+        channel-major, as a C-contiguous (O, N, out_h, out_w), straight from the matmul
+        (C-contiguous for N = 1); ``numpy.ascontiguousarray`` gives C order when needed.
 
     Raises:
         ValueError: mismatched channels, a bad bias shape or an output size < 1.

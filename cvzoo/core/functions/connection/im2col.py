@@ -57,15 +57,35 @@ def padded_shape(in_size, ksize, out_size, stride, pad, dilate):
     return tuple(result)
 
 
+def is_channel_major(x):
+    """True when the (N, C, H, W) array ``x`` lies in memory as a C-contiguous (C, N, H, W).
+
+    Convolutions return their output in this layout (see correlation.py); a batch of one
+    is both this and C-contiguous.
+    """
+    return x.shape[0] > 1 and x.shape[1] > 1 and x.transpose(1, 0, 2, 3).flags.c_contiguous
+
+
+def zeros_image(shape, dtype, xp, channel_major):
+    """Zeros of the (N, C, H, W) ``shape``, laid out channel-major when asked."""
+    if not channel_major:
+        return xp.zeros(shape, dtype=dtype)
+    n, c = shape[:2]
+    return xp.zeros((c, n) + tuple(shape[2:]), dtype=dtype).transpose(1, 0, 2, 3)
+
+
 def pad_image(x, ksize, out_size, stride, pad, dilate):
-    """Return ``x`` zero-padded as padded_shape says (``x`` itself when nothing is needed)."""
+    """Return ``x`` zero-padded as padded_shape says (``x`` itself when nothing is needed).
+
+    The padded copy keeps x's layout (C-contiguous or channel-major).
+    """
     n, c, h, w = x.shape
     ph, pw = pad
     full_h, full_w = padded_shape((h, w), ksize, out_size, stride, pad, dilate)
     if (full_h, full_w) == (h, w):
         return x
     xp = backend.get_array_module(x)
-    result = xp.zeros((n, c, full_h, full_w), dtype=x.dtype)
+    result = zeros_image((n, c, full_h, full_w), x.dtype, xp, is_channel_major(x))
     result[:, :, ph:ph + h, pw:pw + w] = x
     return result
 
@@ -108,12 +128,16 @@ def col2im(col, in_size, stride, pad, dilate):
         stride, pad, dilate (pairs of int): as in the module docstring.
 
     Returns:
-        array: (N, C, H, W), C-contiguous, of col's dtype.
+        array: (N, C, H, W) of col's dtype, laid out channel-major (see
+        is_channel_major) when col's channel axis is the outer one in memory, else
+        C-contiguous.
     """
     xp = backend.get_array_module(col)
     n, c, kh, kw, out_h, out_w = col.shape
     full = padded_shape(in_size, (kh, kw), (out_h, out_w), stride, pad, dilate)
-    image = xp.zeros((n, c) + full, dtype=col.dtype)
+    # The image takes the order of the batch and channel axes in col's memory.
+    channel_major = n > 1 and c > 1 and col.strides[1] > col.strides[0]
+    image = zeros_image((n, c) + full, col.dtype, xp, channel_major)
     # NOTE: a loop over the kh * kw kernel offsets only; each step is one strided add.
     for i in range(kh):
         for j in range(kw):
@@ -123,11 +147,14 @@ def col2im(col, in_size, stride, pad, dilate):
 
 
 def crop_image(image, in_size, pad):
-    """Cut the (H, W) image out of its padded version; a contiguous copy when cropping."""
+    """Cut the (H, W) image out of its padded version; a copy in the image's layout."""
     xp = backend.get_array_module(image)
     (h, w), (ph, pw) = in_size, pad
     if image.shape[2:] == (h, w):
         return image
+    if is_channel_major(image):
+        crop = image.transpose(1, 0, 2, 3)[:, :, ph:ph + h, pw:pw + w]
+        return xp.ascontiguousarray(crop).transpose(1, 0, 2, 3)
     return xp.ascontiguousarray(image[:, :, ph:ph + h, pw:pw + w])
 
 

@@ -1,6 +1,6 @@
 """linear: an affine map ``x W^T + b`` over the last axes of x."""
 
-from cvzoo.core import backend, function_node
+from cvzoo.core import function_node, gemm
 from cvzoo.core import variable as variable_module
 from cvzoo.core.functions.array import reshape as reshape_module
 from cvzoo.core.functions.array import transpose as transpose_module
@@ -12,9 +12,8 @@ class Linear(function_node.FunctionNode):
 
     def forward(self, inputs):
         x, W = inputs[:2]
-        xp = backend.get_array_module(x, W)
         self.retain_inputs((0, 1))
-        y = xp.matmul(x, W.T)
+        y = gemm.matmul(x, W.T)
         if len(inputs) == 3:
             y += inputs[2]
         return y,

@@ -1,6 +1,6 @@
 """matmul: matrix product, batched over leading axes like numpy.matmul."""
 
-from cvzoo.core import backend, function_node
+from cvzoo.core import function_node, gemm
 from cvzoo.core.functions.array import broadcast, reshape
 
 
@@ -19,9 +19,8 @@ class MatMul(function_node.FunctionNode):
 
     def forward(self, inputs):
         a, b = inputs
-        xp = backend.get_array_module(a, b)
         self.retain_inputs((0, 1))
-        return xp.matmul(_swap_last(a, self.transa), _swap_last(b, self.transb)),
+        return gemm.matmul(_swap_last(a, self.transa), _swap_last(b, self.transb)),
 
     def backward(self, indexes, grad_outputs):
         gy, = grad_outputs

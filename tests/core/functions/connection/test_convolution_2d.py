@@ -193,3 +193,43 @@ def test_against_torch(kwargs, rng):
     pairs = ((y.array, ty), (xv.grad, tx.grad), (Wv.grad, tW.grad), (bv.grad, tb.grad))
     for ours, theirs in pairs:
         numpy.testing.assert_allclose(ours, theirs.detach().numpy(), rtol=1e-4, atol=1e-3)
+
+
+def _is_channel_major(array):
+    return array.transpose(1, 0, 2, 3).flags.c_contiguous and not array.flags.c_contiguous
+
+
+# The second convolution of a chain reads the first one's channel-major output.
+CHAINED = {
+    '3x3_pad1': ((5, 4, 3, 3), dict(pad=1)),
+    '3x3_stride2_pad1': ((5, 4, 3, 3), dict(stride=2, pad=1)),
+    'pointwise': ((5, 4, 1, 1), {}),
+    'pointwise_stride2': ((5, 4, 1, 1), dict(stride=2)),
+    'groups2': ((6, 2, 3, 3), dict(groups=2, pad=1)),
+    'depthwise': ((4, 1, 3, 3), dict(groups=4, pad=1)),
+    'depthwise_stride2': ((8, 1, 3, 3), dict(groups=4, stride=2, pad=1)),
+    'cover_all': ((5, 4, 3, 2), dict(stride=2, cover_all=True)),
+}
+
+
+@pytest.mark.parametrize('w_shape,kwargs', CHAINED.values(), ids=list(CHAINED))
+def test_chained_convolutions_on_channel_major_memory(w_shape, kwargs, rng):
+    inputs = (rng.normal(size=(3, 2, 6, 5)), rng.normal(size=(4, 2, 1, 1)),
+              rng.normal(size=w_shape))
+
+    def func(x, W1, W2):
+        h = F.convolution_2d(x, W1)
+        assert _is_channel_major(h.array)
+        return F.convolution_2d(h, W2, **kwargs)
+
+    check_function(func, inputs, lambda x, W1, W2: conv_reference(
+        conv_reference(x, W1), W2, **kwargs), double_backward=True)
+
+
+def test_gradient_of_a_padded_convolution_keeps_the_layout(rng):
+    # gx comes from col2im and a crop; both keep the channel-major layout of the GEMM.
+    x = Variable(rng.normal(size=(3, 2, 5, 5)).astype(numpy.float32))
+    y = F.convolution_2d(x, rng.normal(size=(4, 2, 3, 3)).astype(numpy.float32), pad=1)
+    y.grad = numpy.ones_like(y.array)
+    y.backward()
+    assert _is_channel_major(y.array) and _is_channel_major(x.grad)
