@@ -1,6 +1,6 @@
 """fixed_batch_normalization: normalise with given statistics (inference)."""
 
-from cvzoo.core import function_node
+from cvzoo.core import backend, function_node
 from cvzoo.core.functions.array import reshape
 from cvzoo.core.functions.math import sum as sum_module
 from cvzoo.core.functions.normalization import batch_normalization as bn_module
@@ -12,16 +12,8 @@ class FixedBatchNormalization(function_node.FunctionNode):
         self.axes = axes
 
     def forward(self, inputs):
-        x, gamma, beta, mean, var = inputs
         self.retain_inputs((0, 1, 3, 4))
-        dtype = x.dtype.type
-        scale = gamma * (var + dtype(self.eps)) ** dtype(-0.5)
-        shift = beta - mean * scale
-        shape = bn_module.param_shape(x.shape, self.axes)
-        # NOTE: x * scale + shift is two passes over x, the cheapest form for inference.
-        y = x * scale.reshape(shape)
-        y += shift.reshape(shape)
-        return y,
+        return normalize_array(*inputs, self.eps, self.axes),
 
     def backward(self, indexes, grad_outputs):
         x, gamma, mean, var = self.get_retained_inputs()
@@ -39,6 +31,33 @@ class FixedBatchNormalization(function_node.FunctionNode):
             4: ggamma * gamma * inv_std * inv_std * -0.5,
         }
         return tuple(grads[i] for i in indexes)
+
+
+def normalize_array(x, gamma, beta, mean, var, eps, axes, out=None):
+    """The forward of fixed_batch_normalization on arrays, without a graph.
+
+    ``y = x * scale + shift`` with ``scale = gamma / sqrt(var + eps)`` and ``shift =
+    beta - mean * scale``: two passes over x, the cheapest form for inference. With
+    ``out=x`` it overwrites x (the inference path of Conv2DBNActiv, on a convolution
+    output nothing else holds), with the same result as without.
+
+    Args:
+        x, gamma, beta, mean, var (array): as in fixed_batch_normalization.
+        eps (float): added to the variance.
+        axes (tuple of int): the normalised axes of x (see reduction_axes).
+        out (array or None): where to write y, x's shape and dtype.
+
+    Returns:
+        array: y.
+    """
+    xp = backend.get_array_module(x)
+    dtype = x.dtype.type
+    scale = gamma * (var + dtype(eps)) ** dtype(-0.5)
+    shift = beta - mean * scale
+    shape = bn_module.param_shape(x.shape, axes)
+    y = xp.multiply(x, scale.reshape(shape), out=out)
+    y += shift.reshape(shape)
+    return y
 
 
 def fixed_batch_normalization(x, gamma, beta, mean, var, eps=2e-5, axis=None):
