@@ -1,31 +1,30 @@
-"""YOLOTrainChain: the YOLOv3 loss of a DarknetDetector, for training."""
+"""YOLOTrainChain: the YOLOv2 or YOLOv3 loss of a DarknetDetector, for training."""
 
 import cvzoo.core.links as L
 from cvzoo.core.training import reporter
-from cvzoo.models.detection.darknet import yolo_loss
+from cvzoo.models.detection.darknet import region_loss, yolo_loss
+
+# the loss of each head kind: (raw, head, bboxes, labels) -> (xy, wh, obj, cls)
+HEAD_LOSSES = {'yolo': yolo_loss.yolo_head_loss, 'region': region_loss.region_head_loss}
 
 
 class YOLOTrainChain(L.Chain):
-    """Compute ``loss = xy + wh + obj + cls`` over the ``[yolo]`` heads of a batch.
+    """Compute ``loss = xy + wh + obj + cls`` over the heads of a batch.
 
     Reports ``loss``, ``loss/xy``, ``loss/wh``, ``loss/obj`` and ``loss/cls`` through
-    the training reporter. See :mod:`~cvzoo.models.detection.darknet.yolo_loss` for the
-    terms and what differs from Darknet.
+    the training reporter. Each head gets the loss of its kind: ``[yolo]`` heads (YOLOv3,
+    Yolo-Fastest) :mod:`~cvzoo.models.detection.darknet.yolo_loss`, ``[region]`` heads
+    (YOLOv2) :mod:`~cvzoo.models.detection.darknet.region_loss`; their docstrings give
+    the terms and what differs from Darknet.
 
     Args:
         model (DarknetDetector): the detector; its parameters are ``model/...`` here.
-
-    Raises:
-        ValueError: the model has a ``[region]`` head (YOLOv2), which is not supported.
 
     >>> # loss = YOLOTrainChain(model)(x, bboxes, labels)
     """
 
     def __init__(self, model):
         super().__init__()
-        if any(head['kind'] != 'yolo' for head in model.network.heads):
-            raise ValueError('model: YOLOTrainChain supports [yolo] heads only, this model '
-                             'has a [region] head')
         with self.init_scope():
             self.model = model
 
@@ -48,7 +47,7 @@ class YOLOTrainChain(L.Chain):
         terms = [0, 0, 0, 0]
         for raw, head in zip(self.model(x), self.model.network.heads):
             head = dict(head, insize=self.model.insize)
-            parts = yolo_loss.yolo_head_loss(raw, head, bboxes, labels)
+            parts = HEAD_LOSSES[head['kind']](raw, head, bboxes, labels)
             terms = [total + part for total, part in zip(terms, parts)]
         loss = terms[0] + terms[1] + terms[2] + terms[3]
         reporter.report({'loss': loss, 'loss/xy': terms[0], 'loss/wh': terms[1],

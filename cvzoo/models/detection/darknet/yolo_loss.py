@@ -15,7 +15,8 @@ and divided by the batch size:
 - cls: binary cross entropy of each class on assigned cells (one-hot targets).
 
 Not reproduced from AlexeyAB's Darknet: the extra anchors above ``iou_thresh``, the
-(C/D/G)IoU box losses and the normalisers. Region (YOLOv2) heads are not supported.
+(C/D/G)IoU box losses and the normalisers. Region (YOLOv2) heads have their own loss,
+:mod:`~cvzoo.models.detection.darknet.region_loss`.
 """
 
 import numpy
@@ -25,14 +26,14 @@ from cvzoo.core import backend
 from cvzoo.models.detection.darknet import yolo_decoder
 
 
-def _shape_iou(size_a, size_b):
-    """(R, K) IoU of boxes of sizes (R, 2) and (K, 2) sharing a centre."""
+def shape_iou(size_a, size_b):
+    """(R, K) IoU of boxes of sizes (R, 2) and (K, 2) sharing a centre (host NumPy)."""
     inter = numpy.minimum(size_a[:, None], size_b[None]).prod(axis=2)
     return inter / (size_a.prod(axis=1)[:, None] + size_b.prod(axis=1)[None] - inter)
 
 
-def _box_iou(xp, bbox_a, bbox_b):
-    """(..., N, R) IoU of (..., N, 4) and (..., R, 4) boxes."""
+def box_iou(xp, bbox_a, bbox_b):
+    """(..., N, R) IoU of (..., N, 4) and (..., R, 4) boxes of module ``xp``."""
     top_left = xp.maximum(bbox_a[..., :, None, :2], bbox_b[..., None, :, :2])
     bottom_right = xp.minimum(bbox_a[..., :, None, 2:], bbox_b[..., None, :, 2:])
     inter = xp.clip(bottom_right - top_left, 0, None).prod(axis=-1)
@@ -69,7 +70,7 @@ def assign_targets(head, grid, bboxes, labels):
     center = (bbox[:, :2] + bbox[:, 2:]) / 2
     insize = head['insize']
     all_anchors = numpy.asarray(head['all_anchors'], numpy.float64) / [insize[1], insize[0]]
-    best = _shape_iou(size, all_anchors).argmax(axis=1)
+    best = shape_iou(size, all_anchors).argmax(axis=1)
     position = numpy.full(len(all_anchors), -1, numpy.int64)  # all anchors -> this head's
     position[list(head['mask'])] = numpy.arange(n_anchor)
     ours = position[best] >= 0
@@ -91,16 +92,29 @@ def assign_targets(head, grid, bboxes, labels):
     return targets
 
 
+def best_truth_iou(xp, pred, bboxes):
+    """(B, N) best IoU of each predicted box with the ground truths of its image.
+
+    Args:
+        xp: the array module of ``pred``.
+        pred (array): (B, N, 4) boxes.
+        bboxes (list of array): per image (R, 4) host boxes, in ``pred``'s units.
+
+    Returns:
+        array: (B, N) of pred's dtype, 0 for an image without boxes.
+    """
+    n_max = max([len(b) for b in bboxes] + [1])
+    padded = numpy.zeros((len(bboxes), n_max, 4), numpy.float32)
+    for i, bbox in enumerate(bboxes):  # a loop over images of the batch, host side
+        padded[i, :len(bbox)] = bbox
+    return box_iou(xp, pred, xp.asarray(padded, dtype=pred.dtype)).max(axis=-1)
+
+
 def _ignore_mask(xp, raw, head, bboxes):
     """(B, h, w, A) bool: the decoded box overlaps some ground truth by > ignore_thresh."""
     B, _, h, w = raw.shape
-    n_max = max([len(b) for b in bboxes] + [1])
-    padded = numpy.zeros((B, n_max, 4), numpy.float32)
-    for i, bbox in enumerate(bboxes):  # a loop over images of the batch, host side
-        padded[i, :len(bbox)] = bbox
     pred, _ = yolo_decoder.decode_yolo_head(raw, head, head['insize'])
-    iou = _box_iou(xp, pred, xp.asarray(padded, dtype=raw.dtype))
-    return (iou.max(axis=-1) > head['ignore_thresh']).reshape(B, h, w, -1)
+    return (best_truth_iou(xp, pred, bboxes) > head['ignore_thresh']).reshape(B, h, w, -1)
 
 
 def yolo_head_loss(raw, head, bboxes, labels):

@@ -116,7 +116,3 @@ def test_a_few_steps_lower_the_loss(chain, rng):
         optimizer.update(chain, *batch)
     assert float(chain(*batch).array) < 0.7 * first
 
-
-def test_region_heads_are_refused(tiny_cfg):
-    with pytest.raises(ValueError, match='region'):
-        YOLOTrainChain(DarknetDetector(tiny_cfg('region')))
