@@ -1,6 +1,7 @@
-"""Train a YOLOv3-style detector ([yolo] heads) on VOC07+12 or on a VOC-layout folder.
+"""Train a YOLO detector (YOLOv2 [region] or YOLOv3-style [yolo] heads) on VOC07+12 or a folder.
 
     python scripts/train_yolo.py --model yolov3 --dataset voc07+12 --pretrained-model voc0712
+    python scripts/train_yolo.py --model yolov2_tiny --dataset voc07+12 --iteration 40000
     python scripts/train_yolo.py --model yolo_fastest --dataset mydata/ --insize 320 \\
         --pretrained-model voc --iteration 2000 --batchsize 16 --out result
     python scripts/train_yolo.py --cfg my.cfg --dataset mydata/ --iteration 100
@@ -10,7 +11,8 @@ Darknet-style augmentation (crop jitter, flip, colour distortion), momentum SGD 
 weight decay 5e-4 and x0.1 steps at 80% and 90% of the run, as Darknet's cfgs. A
 pretrained model with other classes keeps its backbone; the heads are re-made. Writes
 ``log``, ``loss.png``, snapshots and ``model_final.npz`` to --out and prints the VOC
-mAP of the test split (the model's own metric: 11-point for YOLOv3).
+mAP of the test split (the model's own metric: 11-point for YOLOv2 and YOLOv3). The
+loss of each head kind is YOLOTrainChain's (cvzoo/models/detection/darknet/).
 """
 
 import argparse
@@ -105,7 +107,7 @@ def _parser():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--dataset', default='voc07+12', help="'voc07+12' or a VOC folder")
     parser.add_argument('--model', default='yolov3',
-                        help='a zoo detector with [yolo] heads: yolov3, yolo_fastest, ...')
+                        help='a zoo YOLO detector: yolov2, yolov2_tiny, yolov3, yolo_fastest, ...')
     parser.add_argument('--cfg', default=None, help='a Darknet .cfg instead of --model')
     parser.add_argument('--pretrained-model', default=None, help='a weights key or a file')
     parser.add_argument('--insize', type=int, default=None, help='square input side')

@@ -111,3 +111,46 @@ def test_transform_keeps_boxes_on_the_object():
              for _ in range(2)]
     x, bboxes, _labels = yolo_converter(batch)
     assert x.shape == (2, 3, 32, 32) and [b.shape for b in bboxes] == [(0, 4), (0, 4)]
+
+
+REGION_CFG = """[net]
+width=32
+height=32
+channels=3
+[convolutional]
+filters=8
+size=3
+stride=2
+pad=1
+batch_normalize=1
+activation=leaky
+[convolutional]
+filters=14
+size=1
+stride=1
+activation=linear
+[region]
+anchors=1.0,1.5, 2.5,2.0
+classes=2
+num=2
+coords=4
+softmax=1
+"""
+
+
+def test_region_cfg_trains_with_the_region_loss(script, tmp_path):
+    args = _args(tmp_path, tmp_path / 'out', 3)
+    args[1] = str(tmp_path / 'region.cfg')
+    (tmp_path / 'region.cfg').write_text(REGION_CFG)
+    assert 0.0 <= script.main(args) <= 1.0
+    log = [json.loads(line) for line in (tmp_path / 'out' / 'log').read_text().splitlines()]
+    assert all(numpy.isfinite(entry['main/loss']) and entry['main/loss/cls'] > 0
+               for entry in log)
+
+
+@pytest.mark.slow  # 14 s: a 15 M parameter model, built, trained one step, saved, evaluated
+def test_yolov2_tiny_from_the_zoo(script, tmp_path):
+    args = _args(tmp_path, tmp_path / 'out', 1)
+    args[:2] = ['--model', 'yolov2_tiny']
+    assert 0.0 <= script.main(args) <= 1.0
+    assert (tmp_path / 'out' / 'model_final.npz').exists()
