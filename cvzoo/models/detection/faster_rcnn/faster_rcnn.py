@@ -5,8 +5,9 @@ a ``head`` (feature, RoIs -> per-class offsets and class scores). predict() does
 ChainerCV: resize each image so that its shorter side is ``min_size`` unless the longer
 would exceed ``max_size``, subtract the RGB mean, run the network in test mode, decode
 each RoI's offsets per class (times ``loc_normalize_std``), clip to the image, softmax
-the scores and, per class, keep the boxes scoring above ``score_thresh`` and suppress at
-IoU >= ``nms_thresh``. Boxes come back in each input image's pixels, x first.
+the scores and, per class, keep the boxes scoring above ``score_thresh`` (at or above
+for FPN models, as ChainerCV's) and suppress at IoU >= ``nms_thresh``. Boxes come back
+in each input image's pixels, x first.
 
 Differences from ChainerCV: Pillow's bilinear resize (the weights were trained with
 OpenCV's), detections sorted by decreasing score instead of by class, and the
@@ -57,6 +58,10 @@ class FasterRCNN(L.Chain, detector.Detector):
     pad_stride = None
     # upper bound of dw, dh before exp() when decoding the head's offsets
     exp_clip = None
+    # Among equal scores, ChainerCV's VGG16 model (a reversed argsort) lets the NMS visit
+    # the later RoI first, its FPN models (argsort of -score) the earlier one. Equal
+    # scores are common: nearby RoIs that max-pool the same feature bins score alike.
+    later_roi_wins_ties = False
     label_names = None
 
     def __init__(self, extractor, rpn, head, mean, *, min_size=600, max_size=1000,
@@ -161,7 +166,11 @@ class FasterRCNN(L.Chain, detector.Detector):
         """
         xp = backend.get_array_module(bbox, score)
         B, _, n_fg_class = score.shape
-        image_index, box_index, label = xp.nonzero(score > self.score_thresh)
+        passed = score >= self.score_thresh if self.inclusive_score_thresh else \
+            score > self.score_thresh
+        image_index, box_index, label = xp.nonzero(passed)
+        if self.later_roi_wins_ties:
+            image_index, box_index, label = image_index[::-1], box_index[::-1], label[::-1]
         pair_score = score[image_index, box_index, label]
         pair_bbox = bbox[image_index, box_index, label]
         group = image_index * n_fg_class + label

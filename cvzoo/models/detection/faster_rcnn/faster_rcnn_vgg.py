@@ -21,8 +21,9 @@ from cvzoo.models.classification.vgg import conv2d_activ, vgg16
 from cvzoo.models.converters import file_format
 from cvzoo.models.detection.faster_rcnn import faster_rcnn, region_proposal_network
 
-# RGB, ChainerCV's ImageNet mean for this model
-VGG16_MEAN = (123.152, 115.903, 103.063)
+# RGB, ChainerCV's mean of this detector (py-faster-rcnn's PIXEL_MEANS 102.9801,
+# 115.9465, 122.7717 in BGR), not the 123.152, 115.903, 103.063 of its VGG16 classifier
+VGG16_MEAN = (122.7717, 115.9465, 102.9801)
 BACKBONE_KEYS = ('imagenet',)
 _POOL_AFTER = ('conv1_2', 'conv2_2', 'conv3_3', 'conv4_3')
 _LOC_KEYS = ('rpn/loc/W', 'rpn/loc/b', 'head/cls_loc/W', 'head/cls_loc/b')
@@ -116,6 +117,7 @@ class FasterRCNNVGG16(faster_rcnn.FasterRCNN):
     """
 
     feat_stride = 16
+    later_roi_wins_ties = True
     class_bias_keys = ('head/score/b',)
 
     def __init__(self, n_fg_class=None, pretrained_model=None, *, min_size=600,

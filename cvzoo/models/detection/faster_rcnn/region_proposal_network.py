@@ -60,9 +60,9 @@ class RegionProposalNetwork(L.Chain):
         h = F.relu(self.conv1(x))
         rpn_locs = F.reshape(F.transpose(self.loc(h), (0, 2, 3, 1)), (B, -1, 4))
         rpn_scores = F.reshape(F.transpose(self.score(h), (0, 2, 3, 1)), (B, -1, 2))
-        # NOTE: the softmax's fg probability orders anchors as ChainerCV does (the raw fg
-        # logit alone would not).
-        fg_score = F.softmax(rpn_scores, axis=2).array[:, :, 1]
+        # NOTE: ChainerCV (whose weights these are) orders the anchors by the raw fg logit,
+        # not by the softmax's fg probability (py-faster-rcnn's); the two orders differ.
+        fg_score = rpn_scores.array[:, :, 1]
         scales = [1.0] * B if scales is None else scales
         rois, roi_indices = [], []
         for i in range(B):  # NOTE: one NMS per image; batches are small

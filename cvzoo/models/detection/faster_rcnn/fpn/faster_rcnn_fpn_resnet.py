@@ -52,6 +52,7 @@ class FasterRCNNFPNResNet(faster_rcnn.FasterRCNN):
     presets = FPN_PRESETS
     pad_stride = 32
     exp_clip = bbox_coder.EXP_CLIP
+    inclusive_score_thresh = True  # ChainerCV's FPN keeps scores at score_thresh
     class_bias_keys = ('head/conf/b', 'bbox_head/conf/b')
 
     def __init__(self, n_layer, n_fg_class=None, pretrained_model=None, *, min_size=800,
