@@ -190,6 +190,7 @@ def _detection_train_batch(model, img):
     from cvzoo.models.detection.darknet import darknet_detector
     from cvzoo.models.detection.darknet import train_chain as yolo_chain
     from cvzoo.models.detection.faster_rcnn import faster_rcnn
+    from cvzoo.models.detection.faster_rcnn import torchvision_fpn, torchvision_train_chain
     from cvzoo.models.detection.faster_rcnn import train_chain as faster_rcnn_chain
     from cvzoo.models.detection.retinanet import retinanet
     from cvzoo.models.detection.retinanet import train_chain as retinanet_chain
@@ -204,12 +205,11 @@ def _detection_train_batch(model, img):
         # NOTE: target encoding is data loading (SSDTransform), outside the timed update
         loc, label = model.coder.encode(bboxes[0], labels[0])
         return ssd_chain.SSDTrainChain(model), (x[None], loc[None], label[None])
-    if isinstance(model, darknet_detector.DarknetDetector):
-        try:
-            chain = yolo_chain.YOLOTrainChain(model)
-        except ValueError as exc:
-            raise NoTrainChain(str(exc)) from exc
-        return chain, (x[None], bboxes, labels)
+    if isinstance(model, darknet_detector.DarknetDetector):  # [yolo] and [region] heads
+        return yolo_chain.YOLOTrainChain(model), (x[None], bboxes, labels)
+    if isinstance(model, torchvision_fpn.FasterRCNNResNet50FPN):
+        return (torchvision_train_chain.FasterRCNNResNet50FPNTrainChain(model),
+                (model.pad_batch([x]), bboxes, labels, [x.shape[1:]]))
     if isinstance(model, faster_rcnn.FasterRCNN):
         batch = model._stack([x])
         if model.pad_stride:
