@@ -37,7 +37,8 @@ def test_small_product_runs_on_one_thread_then_restores(fake_control, monkeypatc
     assert seen == [1] and fake_control.calls == [1, 2] and fake_control.n_threads == 2
 
 
-def test_large_product_keeps_the_threads(fake_control, monkeypatch, rng):
+def test_too_narrow_large_product_keeps_openblas_threads(fake_control, monkeypatch, rng):
+    # over the threshold, but too narrow to cut into blocks of MIN_BLOCK
     monkeypatch.setattr(gemm, 'SINGLE_THREAD_FLOPS', 2 * 3 * 4 * 5)
     a, b = rng.normal(size=(3, 4)), rng.normal(size=(4, 5))
     numpy.testing.assert_array_equal(gemm.matmul(a, b), a @ b)
@@ -45,11 +46,54 @@ def test_large_product_keeps_the_threads(fake_control, monkeypatch, rng):
 
 
 def test_batched_product_counts_every_matrix(fake_control, monkeypatch, rng):
-    # 2 * (2 * 3 * 4 * 5) flops: over the threshold only because of the batch of 2
+    # 2 * (2 * 3 * 4 * 5) flops: over the threshold only because of the batch of 2;
+    # a batched product is never cut into blocks, so OpenBLAS keeps its threads
     monkeypatch.setattr(gemm, 'SINGLE_THREAD_FLOPS', 2 * 3 * 4 * 5 + 1)
     a, b = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 4, 5))
     numpy.testing.assert_array_equal(gemm.matmul(a, b), a @ b)
     assert fake_control.calls == []
+
+
+@pytest.mark.parametrize('shape', [(4, 5, 23), (23, 5, 4), (9, 3, 9)],
+                         ids=['columns', 'rows', 'square'])
+@pytest.mark.parametrize('with_out', [False, True], ids=['new', 'out'])
+def test_large_product_in_blocks_on_helper_threads(shape, with_out, fake_control,
+                                                   monkeypatch, rng):
+    monkeypatch.setattr(gemm, 'SINGLE_THREAD_FLOPS', 0)
+    monkeypatch.setattr(gemm, 'MIN_BLOCK', 1)
+    m, k, n = shape
+    a, b = rng.normal(size=(m, k)), rng.normal(size=(k, n)).T.copy().T  # any layout
+    blocks = gemm._blocks(m, n, 2)
+    assert 2 <= len(blocks) <= 2 * gemm.BLOCKS_PER_THREAD
+    axis = 0 if m > n else 1
+    assert blocks[0][1] == 0 and blocks[-1][2] == shape[2 * axis]
+    assert all(block[0] == axis and block[2] == after[1]
+               for block, after in zip(blocks, blocks[1:]))
+    out = numpy.full((m, n), numpy.nan) if with_out else None
+    y = gemm.matmul(a, b, out=out)
+    assert y is out or out is None
+    numpy.testing.assert_allclose(y, a @ b, rtol=1e-12, atol=1e-12)
+    assert fake_control.calls == [1, 2]
+
+
+def test_blocks_done_by_the_caller_when_no_helper_runs(fake_control, monkeypatch, rng):
+    class _IdlePool:
+        def submit(self, func):
+            pass  # a helper that is never scheduled
+
+    monkeypatch.setattr(gemm, 'SINGLE_THREAD_FLOPS', 0)
+    monkeypatch.setattr(gemm, 'MIN_BLOCK', 1)
+    monkeypatch.setattr(gemm, '_helpers', lambda n: _IdlePool())
+    a, b = rng.normal(size=(6, 3)), rng.normal(size=(3, 8))
+    numpy.testing.assert_allclose(gemm.matmul(a, b), a @ b, rtol=1e-12, atol=1e-12)
+
+
+def test_blocked_product_raises_the_error_of_a_block(fake_control, monkeypatch, rng):
+    monkeypatch.setattr(gemm, 'SINGLE_THREAD_FLOPS', 0)
+    monkeypatch.setattr(gemm, 'MIN_BLOCK', 1)
+    with pytest.raises(TypeError):
+        gemm.matmul(numpy.ones((6, 3)), numpy.ones((3, 8)), out=numpy.empty((6, 8), int))
+    assert fake_control.calls == [1, 2]
 
 
 def test_threads_restored_when_the_product_fails(fake_control):
