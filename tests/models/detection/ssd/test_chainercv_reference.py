@@ -52,7 +52,9 @@ def recording_forward(x):
 model.forward = recording_forward
 '''
 
-CASES = [(ssd.SSD300, 'SSD300', 10.0, 25.0), (ssd.SSD512, 'SSD512', 10.0, 25.0)]
+# NOTE: scores must not saturate: equal float32 scores (0.9999998 for many anchors) are
+# visited by ChainerCV's NMS in an order NumPy leaves undefined beyond 16 candidates.
+CASES = [(ssd.SSD300, 'SSD300', 10.0, 25.0), (ssd.SSD512, 'SSD512', 5.0, 12.0)]
 
 
 @pytest.mark.parametrize('model_class, name, conf_scale, background_bias', CASES,
