@@ -1,10 +1,10 @@
 """SSD300/SSD512/SSDTiny: predict() contract, presets, heads, ChainerCV weights, equivalence.
 
-ChainerCV does not install on this Python (Chainer's sdist fails to build), so the
-equivalence test compares with an independent plain-NumPy re-implementation of
-ChainerCV's post-processing, written here in ChainerCV's own y-first conventions
-(anchors (cy, cx, h, w) built by loops, loc (dy, dx, dh, dw), a greedy NMS loop per
-class), fed with the network outputs after the ChainerCV channel order is restored.
+The equivalence test here needs nothing but NumPy: an independent re-implementation of
+ChainerCV's post-processing, written in ChainerCV's own y-first conventions (anchors
+(cy, cx, h, w) built by loops, loc (dy, dx, dh, dw), a greedy NMS loop per class), fed
+with the network outputs after the ChainerCV channel order is restored. The comparison
+with ChainerCV 0.13.1 itself, in its own environment, is test_chainercv_reference.py.
 """
 
 import numpy
