@@ -92,12 +92,28 @@ class FasterRCNN(L.Chain, detector.Detector):
         roi_cls_locs, roi_scores = self.head(h, rois, roi_indices)
         return roi_cls_locs, roi_scores, rois, roi_indices
 
-    def prepare(self, img):
-        """(3, H, W) RGB in [0, 255] -> resized (see the module docstring), mean subtracted."""
-        _, H, W = img.shape
+    def resize_scale(self, size):
+        """The factor prepare() resizes an image of ``size`` (H, W) by: its shorter side to
+        ``min_size``, unless the longer side would pass ``max_size``."""
+        H, W = size
         scale = self.min_size / min(H, W)
         if scale * max(H, W) > self.max_size:
             scale = self.max_size / max(H, W)
+        return scale
+
+    def input_scales(self, sizes, prepared):
+        """Per image, input pixels per image pixel, the factor decode() divides RoIs by.
+
+        As ChainerCV's FasterRCNN: the prepared width over the original one (the
+        resize's integer rounding included). ``sizes`` are the images' (H, W),
+        ``prepared`` their prepare() arrays.
+        """
+        return [x.shape[2] / size[1] for x, size in zip(prepared, sizes)]
+
+    def prepare(self, img):
+        """(3, H, W) RGB in [0, 255] -> resized (see the module docstring), mean subtracted."""
+        _, H, W = img.shape
+        scale = self.resize_scale((H, W))
         size = (max(int(H * scale), 1), max(int(W * scale), 1))
         img = resize.resize(img.astype(numpy.float32, copy=False), size)
         return img - self.mean
@@ -115,7 +131,7 @@ class FasterRCNN(L.Chain, detector.Detector):
             chunk = imgs[start:start + step]
             sizes = [img.shape[1:] for img in chunk]
             prepared = [self.prepare(img) for img in chunk]
-            scales = [x.shape[2] / size[1] for x, size in zip(prepared, sizes)]
+            scales = self.input_scales(sizes, prepared)
             x = backend.to_device(self._stack(prepared), self.device)
             with config.using_config('train', False), config.no_backprop_mode():
                 outputs = self.forward(x, scales)

@@ -37,6 +37,15 @@ def test_batch_is_padded_to_multiples_of_32(model):
     assert (x[0, :, 64:] == 0).all()
 
 
+def test_rois_are_mapped_back_by_the_exact_resize_factor(model):
+    # 50 x 70 goes to 64 x 89.6, stored 64 x 89: ChainerCV's FPN divides by 64 / 50 = 1.28,
+    # not by 89 / 70 (its VGG16 FasterRCNN's rule, which cvzoo's keeps).
+    imgs = [_image(50, 70), _image(70, 50)]
+    prepared = [model.prepare(img) for img in imgs]
+    assert prepared[0].shape[1:] == (64, 89)
+    assert model.input_scales([(50, 70), (70, 50)], prepared) == [1.28, 1.28]
+
+
 def test_empty_detections(model):
     model.score_thresh = 1.01  # FPN keeps scores equal to the threshold, as ChainerCV
     bboxes, _, scores = model.predict([_image(40, 60), _image(64, 64)])

@@ -66,6 +66,11 @@ class FasterRCNNFPNResNet(faster_rcnn.FasterRCNN):
                          min_size=min_size, max_size=max_size)
         faster_rcnn_vgg.finish_init(self, entry, n_fg_class, pretrained_model, source)
 
+    def input_scales(self, sizes, prepared):
+        """Per image, the factor decode() divides RoIs by: ChainerCV's FPN takes the exact
+        resize factor, not the ratio of the rounded sizes (as its FasterRCNN does)."""
+        return [self.resize_scale(size) for size in sizes]
+
     def convert_weights(self, raw, source):
         """The zoo's conversion hook (ChainerCV or cvzoo names).
 
