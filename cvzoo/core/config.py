@@ -1,7 +1,8 @@
 """Run-time configuration: train/test mode and whether to record the graph.
 
-The fields are read as ``config.train``, ``config.enable_backprop``, ``config.debug`` and
-``config.type_check``. Each thread sees the process-wide defaults until it changes a field,
+The fields are read as ``config.train``, ``config.enable_backprop``, ``config.debug``,
+``config.type_check`` and ``config.blas_threading`` ('cvzoo' or 'openblas', see
+``cvzoo.core.gemm``). Each thread sees the process-wide defaults until it changes a field,
 and fields are changed only through the context managers below.
 
 >>> with using_config('train', False):
@@ -19,6 +20,9 @@ _DEFAULTS = {
     'enable_backprop': True,
     'debug': False,
     'type_check': True,
+    # 'cvzoo': gemm.matmul's policy (one BLAS thread for small products, blocks on
+    # threads for large ones); 'openblas': leave every product to OpenBLAS's own threads.
+    'blas_threading': 'cvzoo',
 }
 
 

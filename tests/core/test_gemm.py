@@ -129,3 +129,22 @@ def test_finds_numpys_openblas():
     finally:
         control.set(before)
     assert control.get() == before
+
+
+def test_openblas_policy_leaves_threads_alone(fake_control, rng):
+    from cvzoo.core.config import using_config
+
+    a = rng.standard_normal((3, 4)).astype(numpy.float32)
+    b = rng.standard_normal((4, 5)).astype(numpy.float32)
+    with using_config('blas_threading', 'openblas'):
+        y = gemm.matmul(a, b)
+    assert fake_control.calls == []
+    numpy.testing.assert_allclose(y, a @ b, rtol=1e-6)
+
+
+def test_unknown_policy_is_named(rng):
+    from cvzoo.core.config import using_config
+
+    a = numpy.ones((2, 2), numpy.float32)
+    with using_config('blas_threading', 'fast'), pytest.raises(ValueError, match='blas_threading'):
+        gemm.matmul(a, a)
