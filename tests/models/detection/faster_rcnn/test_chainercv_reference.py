@@ -151,13 +151,16 @@ model = getattr(chainercv.links, MODEL)(n_fg_class=80, min_size=MIN_SIZE, max_si
 model.rpn._test_nms_limit_pre = model.rpn._test_nms_limit_post = N_ROI
 batch = random_batch((2, 3, MIN_SIZE, MIN_SIZE))
 calibrate_batch_normalization(model, model.extractor, batch)  # forward() asserts test mode
+imgs = [INPUTS['img0'], INPUTS['img1']]
+# Class logits of std 6 on the RoIs of the test's own (padded) batch: its RoIs over the
+# padding give logits far from those of a calibration batch, and ChainerCV's softmax
+# (exp without subtracting the maximum) turns a logit past 88 into NaN, dropping the RoI.
 with chainer.using_config('train', False), chainer.no_backprop_mode():
-    hs, rois, roi_indices = model(batch)
+    hs, rois, roi_indices = model(model.prepare(imgs)[0])
     rois, roi_indices = model.bbox_head.distribute(rois, roi_indices)
     _, confs = model.bbox_head(hs, rois, roi_indices)
-scale_linear_output(model.bbox_head.conf, confs.array, std=3.0)
+scale_linear_output(model.bbox_head.conf, confs.array, std=6.0)
 model.bbox_head.conf.b.array[0] += 3.0  # background-leaning: not every RoI passes 0.7
-imgs = [INPUTS['img0'], INPUTS['img1']]
 forward = model.forward
 def recording_forward(x):
     hs, rois, roi_indices = forward(x)
@@ -166,6 +169,15 @@ def recording_forward(x):
     OUTPUTS.setdefault('roi_indices', roi_indices)
     return hs, rois, roi_indices
 model.forward = recording_forward
+head_forward = model.bbox_head.forward
+def recording_head_forward(hs, rois, roi_indices):  # RoIs grouped by level
+    locs, confs = head_forward(hs, rois, roi_indices)
+    OUTPUTS.setdefault('head/rois', numpy.concatenate(rois))
+    OUTPUTS.setdefault('head/roi_indices', numpy.concatenate(roi_indices))
+    OUTPUTS.setdefault('head/locs', locs.array)
+    OUTPUTS.setdefault('head/confs', confs.array)
+    return locs, confs
+model.bbox_head.forward = recording_head_forward
 os.makedirs(os.path.join(WORKDIR, 'mirror'))
 chainer.serializers.save_npz(os.path.join(WORKDIR, 'mirror', FILE_NAME), model)
 '''
@@ -175,15 +187,15 @@ chainer.serializers.save_npz(os.path.join(WORKDIR, 'mirror', FILE_NAME), model)
 N_FPN_ROI = 50
 FPN_CASES = [pytest.param(fpn_resnet.FasterRCNNFPNResNet50, 'FasterRCNNFPNResNet50',
                           id='FPNResNet50'),
+             # NOTE: its head, decoding and suppression match on ChainerCV's RoIs, but
+             # its RPN's RoIs differ from ChainerCV's by up to ~7e-3 input pixels (float32
+             # rounding through ResNet-101), which moves some end-to-end scores by more
+             # than 1e-4 (10 of 138 in image 0, 'evaluate').
              pytest.param(fpn_resnet.FasterRCNNFPNResNet101, 'FasterRCNNFPNResNet101',
-                          id='FPNResNet101')]
+                          id='FPNResNet101', marks=pytest.mark.xfail(
+                              strict=True, reason='end-to-end scores: RoI rounding'))]
 
 
-# NOTE: known mismatch, not located yet: the prepared batch and the RPN's RoIs equal
-# ChainerCV's, as many detections come out, but about a quarter differ in score and box
-# (for ResNet-50 19 of 63 and for ResNet-101 22 of 94 in image 0, 'evaluate'), so the
-# bbox head's features differ for some RoIs (level assignment or RoI align to check).
-@pytest.mark.xfail(strict=True, reason='FPN bbox head differs from ChainerCV for some RoIs')
 @pytest.mark.parametrize('model_class, name', FPN_CASES)
 def test_fpn_detections_equal_chainercv(chainercv_reference, chainercv_detection, tmp_path,
                                         monkeypatch, rng, model_class, name):
@@ -200,11 +212,31 @@ def test_fpn_detections_equal_chainercv(chainercv_reference, chainercv_detection
     prepared = [model.prepare(img) for img in imgs]
     x = model._stack(prepared)
     numpy.testing.assert_allclose(x, outputs['x'], rtol=0, atol=1e-3)
-    scales = [p.shape[2] / img.shape[2] for p, img in zip(prepared, imgs)]
+    img_sizes = [img.shape[1:] for img in imgs]
+    scales = model.input_scales(img_sizes, prepared)
     _, _, rois, roi_indices = _forward(model, x, scales)
     numpy.testing.assert_array_equal(roi_indices, outputs['roi_indices'])
     numpy.testing.assert_allclose(rois, outputs['rois'][:, [1, 0, 3, 2]], rtol=0, atol=1e-2,
                                   err_msg='RPN RoIs')
+    # The head, decoding and suppression on ChainerCV's own RoIs (grouped by level there)
+    # give its detections at the default tolerances.
+    head_rois = outputs['head/rois'][:, [1, 0, 3, 2]]
+    head_roi_indices = outputs['head/roi_indices']
+    with config.using_config('train', False), config.no_backprop_mode():
+        locs, confs = model.head(model.extractor(x), head_rois, head_roi_indices)
+    assert numpy.abs(outputs['head/confs']).max() < 80, 'ChainerCV\'s softmax would overflow'
+    tools.assert_features_close(confs.array, outputs['head/confs'], name='head confs')
+    tools.assert_features_close(faster_rcnn.swap_xy_channels(locs.array.T).T,
+                                outputs['head/locs'].reshape(len(locs), -1),
+                                name='head locs (y-first)')
+    by_image = numpy.argsort(head_roi_indices, kind='stable')  # as decode() takes them
+    head_outputs = (locs[by_image], confs[by_image], head_rois[by_image],
+                    head_roi_indices[by_image])
+    for preset in ('evaluate', 'visualize'):
+        model.use_preset(preset)
+        bbox, score = model.decode(head_outputs, img_sizes, scales)
+        chainercv_detection.assert_same_detections(outputs, preset,
+                                                   model.suppress(bbox, score, img_sizes))
     for preset in ('evaluate', 'visualize'):
         model.use_preset(preset)
         result = model.predict(imgs)
