@@ -39,14 +39,12 @@ import numpy
 
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
-from cvzoo.core import backend, config, initializers
-from cvzoo.core.links.normalization import batch_normalization
+from cvzoo.core import backend, config
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.models import zoo
-from cvzoo.models.classification.resnet import resnet
 from cvzoo.models.converters import file_format
-from cvzoo.models.detection import detector
+from cvzoo.models.detection import torchvision_resnet_fpn
 from cvzoo.models.detection.faster_rcnn import (
     torchvision_box_head,
     torchvision_names,
@@ -54,30 +52,17 @@ from cvzoo.models.detection.faster_rcnn import (
 )
 from cvzoo.models.detection.faster_rcnn.fpn import fpn
 from cvzoo.models.detection.retinanet import box_coder, preprocessing
-from cvzoo.utils import image as image_utils
 from cvzoo.utils import nms
 
 FPN_SCALES = (1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64)
 PRESETS = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.5},
            'evaluate': {'score_thresh': 0.05, 'nms_thresh': 0.5}}
 BOX_CODER_WEIGHTS = (10.0, 10.0, 5.0, 5.0)
-# NOTE: torchvision sets FrozenBatchNorm's eps to 0 for its COCO weights; cvzoo's BN needs
-# eps > 0, and the smallest normal float32 leaves var + eps == var for any var > 1e-30.
-PRETRAINED_BN_EPS = float(numpy.finfo(numpy.float32).tiny)
-# ResNet's parts from the top; torchvision trains the first trainable_backbone_layers
-_STAGES = ('res5', 'res4', 'res3', 'res2', 'conv1')
-
-
-def _make_base(pretrained):
-    base = resnet.ResNet(50, n_class=1, arch='fb', compat='torchvision',
-                         initialW=initializers.Zero() if pretrained else None)
-    base.pick = ('res2', 'res3', 'res4', 'res5')
-    base.remove_unused()
-    return base
+PRETRAINED_BN_EPS = torchvision_resnet_fpn.PRETRAINED_BN_EPS
 
 
 @zoo.register('fasterrcnn_resnet50_fpn', task='detection')
-class FasterRCNNResNet50FPN(L.Chain, detector.Detector):
+class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPNDetector):
     """torchvision's Faster R-CNN ResNet-50 FPN; see the module docstring.
 
     Weights keys: ``'coco'``, torchvision's ``FasterRCNN_ResNet50_FPN_Weights.COCO_V1``
@@ -114,7 +99,7 @@ class FasterRCNNResNet50FPN(L.Chain, detector.Detector):
 
     def __init__(self, n_fg_class=None, pretrained_model=None, *, min_size=800, max_size=1333,
                  trainable_backbone_layers=3, bn_eps=None, source=None):
-        _check_positive_int('n_fg_class', n_fg_class, optional=True)
+        torchvision_resnet_fpn.check_positive_int('n_fg_class', n_fg_class, optional=True)
         if trainable_backbone_layers not in range(6):
             raise ValueError(f'trainable_backbone_layers: expected an int in 0 ... 5, got '
                              f'{trainable_backbone_layers!r}')
@@ -128,8 +113,9 @@ class FasterRCNNResNet50FPN(L.Chain, detector.Detector):
         n_built, n_unused_class = layout or (n_fg_class or 80, 0)
         super().__init__()
         with self.init_scope():
-            self.extractor = fpn.FPN(_make_base(bool(pretrained_model)),
-                                     (256, 512, 1024, 2048), FPN_SCALES)
+            self.extractor = fpn.FPN(torchvision_resnet_fpn.make_resnet50_base(
+                bool(pretrained_model), ('res2', 'res3', 'res4', 'res5')),
+                (256, 512, 1024, 2048), FPN_SCALES)
             self.rpn = torchvision_rpn.TorchvisionRPN()
             self.head = torchvision_box_head.TorchvisionBoxHead(
                 n_built + 1 + n_unused_class, FPN_SCALES)
@@ -151,28 +137,10 @@ class FasterRCNNResNet50FPN(L.Chain, detector.Detector):
         """Classes the labels take (the head also scores the background and unused ones)."""
         return self.head.n_class - 1 - int(self.n_unused_class)
 
-    def set_bn_eps(self, eps):
-        """Set the epsilon of every BN of the backbone."""
-        for link in self.extractor.base.links():
-            if isinstance(link, batch_normalization.BatchNormalization):
-                link.eps = eps
-
-    def freeze(self, trainable_backbone_layers=3):
-        """Stop gradients to every BN's gamma/beta and to the ResNet stages below the
-        ``trainable_backbone_layers`` top ones (``requires_grad = False``)."""
-        base = self.extractor.base
-        for link in base.links():
-            if isinstance(link, batch_normalization.BatchNormalization):
-                for param in link.params():
-                    param.requires_grad = False
-        for name in _STAGES[trainable_backbone_layers:]:
-            for param in getattr(base, name).params():
-                param.requires_grad = False
-
     def reset_head(self, n_fg_class):
         """Re-make ``head/loc`` and ``head/conf`` for ``n_fg_class`` classes (no unused
         classes; the label names are dropped)."""
-        _check_positive_int('n_fg_class', n_fg_class)
+        torchvision_resnet_fpn.check_positive_int('n_fg_class', n_fg_class)
         self.head.reset_classes(n_fg_class + 1)
         self.head.to_device(self.device)
         self.n_unused_class = 0
@@ -201,34 +169,6 @@ class FasterRCNNResNet50FPN(L.Chain, detector.Detector):
         _, _, rois, roi_indices, _ = self.rpn(hs, x.shape[2:], sizes)
         locs, confs = self.head(hs, rois, roi_indices)
         return locs, confs, rois, roi_indices
-
-    def prepare(self, img):
-        """(3, H, W) RGB in [0, 255] -> normalised and resized (3, H', W') float32."""
-        return preprocessing.prepare_image(img, self.min_size, self.max_size)
-
-    def pad_batch(self, prepared):
-        """Prepared images -> (B, 3, H, W) NumPy batch, zero-padded to multiples of 32."""
-        return preprocessing.pad_batch(prepared, self.pad_stride)
-
-    def predict(self, imgs, batchsize=8):
-        """Detect objects in each image; see :meth:`Detector.predict` for the arrays."""
-        imgs = [image_utils.as_chw_image(img) for img in imgs]
-        bboxes, labels, scores = [], [], []
-        for start in range(0, len(imgs), batchsize):
-            chunk = imgs[start:start + batchsize]
-            prepared = [self.prepare(img) for img in chunk]
-            sizes = [x.shape[1:] for x in prepared]
-            x = backend.to_device(self.pad_batch(prepared), self.device)
-            with config.using_config('train', False), config.no_backprop_mode():
-                candidates = self.decode(self.forward(x, sizes), sizes)
-            result = self.suppress(*candidates, len(chunk))
-            for img, size, bbox in zip(chunk, sizes, result[0]):
-                ratio = numpy.asarray(img.shape[1:], numpy.float32) / \
-                    numpy.asarray(size, numpy.float32)
-                bboxes.append(bbox * ratio[[1, 0, 1, 0]])
-            labels += result[1]
-            scores += result[2]
-        return bboxes, labels, scores
 
     def decode(self, outputs, sizes):
         """Per-class boxes and scores of every RoI of a batch, on the device.
@@ -321,14 +261,6 @@ def _file_layout(path):
     else:
         return None
     return n_class - 1 - n_unused_class, n_unused_class
-
-
-def _check_positive_int(name, value, optional=False):
-    if optional and value is None:
-        return
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f'{name}: expected an int >= 1{" or None" if optional else ""}, '
-                         f'got {value!r}')
 
 
 FasterRCNNResNet50FPN.weights = {

@@ -30,13 +30,11 @@ import numpy
 
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
-from cvzoo.core import backend, config, initializers
-from cvzoo.core.links.normalization import batch_normalization
+from cvzoo.core import backend, config
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.models import zoo
-from cvzoo.models.classification.resnet import resnet
-from cvzoo.models.detection import detector
+from cvzoo.models.detection import torchvision_resnet_fpn
 from cvzoo.models.detection.retinanet import (
     anchors,
     box_coder,
@@ -45,28 +43,15 @@ from cvzoo.models.detection.retinanet import (
     preprocessing,
     retinanet_fpn,
 )
-from cvzoo.utils import image as image_utils
 from cvzoo.utils import nms
 
 RETINANET_PRESETS = {'visualize': {'score_thresh': 0.5, 'nms_thresh': 0.5},
                      'evaluate': {'score_thresh': 0.05, 'nms_thresh': 0.5}}
-# NOTE: torchvision sets FrozenBatchNorm's eps to 0 for its COCO weights; cvzoo's BN needs
-# eps > 0, and the smallest normal float32 leaves var + eps == var for any var > 1e-30.
-PRETRAINED_BN_EPS = float(numpy.finfo(numpy.float32).tiny)
-# ResNet's parts from the top; torchvision trains the first trainable_backbone_layers
-_STAGES = ('res5', 'res4', 'res3', 'res2', 'conv1')
-
-
-def _make_base(pretrained):
-    base = resnet.ResNet(50, n_class=1, arch='fb', compat='torchvision',
-                         initialW=initializers.Zero() if pretrained else None)
-    base.pick = ('res3', 'res4', 'res5')
-    base.remove_unused()
-    return base
+PRETRAINED_BN_EPS = torchvision_resnet_fpn.PRETRAINED_BN_EPS
 
 
 @zoo.register('retinanet_resnet50_fpn', task='detection')
-class RetinaNetResNet50FPN(L.Chain, detector.Detector):
+class RetinaNetResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPNDetector):
     """RetinaNet on ResNet-50 FPN; see the module docstring.
 
     Weights keys: ``'coco'``, torchvision's ``RetinaNet_ResNet50_FPN_Weights.COCO_V1``
@@ -99,7 +84,7 @@ class RetinaNetResNet50FPN(L.Chain, detector.Detector):
 
     def __init__(self, n_fg_class=None, pretrained_model=None, *, min_size=800, max_size=1333,
                  trainable_backbone_layers=3, bn_eps=None, source=None):
-        _check_positive_int('n_fg_class', n_fg_class, optional=True)
+        torchvision_resnet_fpn.check_positive_int('n_fg_class', n_fg_class, optional=True)
         if trainable_backbone_layers not in range(6):
             raise ValueError(f'trainable_backbone_layers: expected an int in 0 ... 5, got '
                              f'{trainable_backbone_layers!r}')
@@ -107,7 +92,8 @@ class RetinaNetResNet50FPN(L.Chain, detector.Detector):
             else None
         super().__init__()
         with self.init_scope():
-            self.extractor = retinanet_fpn.RetinaNetFPN(_make_base(bool(pretrained_model)))
+            self.extractor = retinanet_fpn.RetinaNetFPN(torchvision_resnet_fpn.make_resnet50_base(
+                bool(pretrained_model), ('res3', 'res4', 'res5')))
             self.head = heads.RetinaNetHead(entry.n_class if entry else (n_fg_class or 80))
         self.min_size, self.max_size = min_size, max_size
         self.use_preset('visualize')
@@ -126,35 +112,18 @@ class RetinaNetResNet50FPN(L.Chain, detector.Detector):
         """Classes the head scores."""
         return self.head.n_fg_class
 
-    def set_bn_eps(self, eps):
-        """Set the epsilon of every BN of the backbone."""
-        for link in self.extractor.base.links():
-            if isinstance(link, batch_normalization.BatchNormalization):
-                link.eps = eps
-
-    def freeze(self, trainable_backbone_layers=3):
-        """Stop gradients to every BN's gamma/beta and to the ResNet stages below the
-        ``trainable_backbone_layers`` top ones (``requires_grad = False``)."""
-        base = self.extractor.base
-        for link in base.links():
-            if isinstance(link, batch_normalization.BatchNormalization):
-                for param in link.params():
-                    param.requires_grad = False
-        for name in _STAGES[trainable_backbone_layers:]:
-            for param in getattr(base, name).params():
-                param.requires_grad = False
-
     def reset_head(self, n_fg_class):
         """Re-make ``head/conf`` for ``n_fg_class`` classes (the label names are dropped)."""
-        _check_positive_int('n_fg_class', n_fg_class)
+        torchvision_resnet_fpn.check_positive_int('n_fg_class', n_fg_class)
         self.head.reset_classes(n_fg_class)
         self.head.to_device(self.device)
         self.label_names = None
 
-    def forward(self, x):
+    def forward(self, x, sizes=None):
         """(B, 3, H, W) prepared batch, H and W multiples of 32 -> per level ``locs``
         (B, K_l, 4) and ``confs`` (B, K_l, n_fg_class) Variables and ``anchors``
-        (K_l, 4) arrays in the batch's pixels."""
+        (K_l, 4) arrays in the batch's pixels. ``sizes`` (the images' sizes before
+        padding) is not needed: the anchors cover the padded batch."""
         # NOTE: BN in test mode also while training: torchvision's FrozenBatchNorm2d.
         with config.using_config('train', False):
             hs = self.extractor(x)
@@ -162,34 +131,6 @@ class RetinaNetResNet50FPN(L.Chain, detector.Detector):
         level_anchors = anchors.retinanet_anchors(self.xp, x.shape[2:],
                                                   [h.shape[2:] for h in hs])
         return locs, confs, level_anchors
-
-    def prepare(self, img):
-        """(3, H, W) RGB in [0, 255] -> normalised and resized (3, H', W') float32."""
-        return preprocessing.prepare_image(img, self.min_size, self.max_size)
-
-    def pad_batch(self, prepared):
-        """Prepared images -> (B, 3, H, W) NumPy batch, zero-padded to multiples of 32."""
-        return preprocessing.pad_batch(prepared, self.pad_stride)
-
-    def predict(self, imgs, batchsize=8):
-        """Detect objects in each image; see :meth:`Detector.predict` for the arrays."""
-        imgs = [image_utils.as_chw_image(img) for img in imgs]
-        bboxes, labels, scores = [], [], []
-        for start in range(0, len(imgs), batchsize):
-            chunk = imgs[start:start + batchsize]
-            prepared = [self.prepare(img) for img in chunk]
-            sizes = [x.shape[1:] for x in prepared]
-            x = backend.to_device(self.pad_batch(prepared), self.device)
-            with config.using_config('train', False), config.no_backprop_mode():
-                candidates = self.decode(self.forward(x), sizes)
-            result = self.suppress(*candidates, len(chunk))
-            for img, size, bbox in zip(chunk, sizes, result[0]):
-                ratio = numpy.asarray(img.shape[1:], numpy.float32) / \
-                    numpy.asarray(size, numpy.float32)
-                bboxes.append(bbox * ratio[[1, 0, 1, 0]])
-            labels += result[1]
-            scores += result[2]
-        return bboxes, labels, scores
 
     def decode(self, outputs, sizes):
         """Candidate detections of a batch, on the device: per image and level the
@@ -261,14 +202,6 @@ class RetinaNetResNet50FPN(L.Chain, detector.Detector):
             return {key.removeprefix('/'): value for key, value in raw.items()}
         raise ValueError(f"source: expected 'torchvision', 'torch' or 'cvzoo' for RetinaNet "
                          f'weights, got {source!r}')
-
-
-def _check_positive_int(name, value, optional=False):
-    if optional and value is None:
-        return
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f'{name}: expected an int >= 1{" or None" if optional else ""}, '
-                         f'got {value!r}')
 
 
 RetinaNetResNet50FPN.weights = {
