@@ -11,6 +11,7 @@ import itertools
 import numpy
 
 from cvzoo.core import config as config_module
+from cvzoo.core import parallel
 from cvzoo.core import variable as variable_module
 
 
@@ -90,7 +91,7 @@ def _initial_grads(outputs, grad_outputs):
 def _add(a, b, enable_double_backprop):
     if enable_double_backprop:
         return a + b
-    total = a.array + b.array
+    total = parallel.add(a.array, b.array)
     if isinstance(total, numpy.generic):  # 0-d + 0-d gives a numpy scalar
         total = numpy.asarray(total)
     return variable_module.Variable(total, requires_grad=False)

@@ -1,31 +1,29 @@
 """matmul for the engine's hot paths, tuned for OpenBLAS on a few (shared) cores.
 
-OpenBLAS splits every product over all its threads, and its threads wait for each
-other by spinning. For a product of a few hundred MFLOP the synchronisation costs
-more than it saves, and when the other cores are busy (a shared machine) a thread
-that waits for a descheduled sibling burns its time slice: measured on 2 shared cores,
-ResNet-50 at batch 1 ran 3.6 times faster on one BLAS thread than on two, and at
-batch 8 under load 2 times faster. ``matmul`` therefore
+OpenBLAS splits every product statically over all its threads, and its threads wait
+for each other by spinning. When the other cores are busy (a shared machine) a thread
+that waits for a descheduled sibling burns its time slice: measured on 2 cores with one
+busy-loop process beside it, a ResNet-50 training step at batch 1 took 1.29 s with
+OpenBLAS's threads and 0.84 s with this module. ``matmul`` therefore
 
-- runs a product below SINGLE_THREAD_FLOPS on one BLAS thread;
-- cuts a larger 2-D product into blocks of output rows or columns that this thread
-  and ``n - 1`` helper threads take from a shared counter, each block a one-thread BLAS
-  call (NumPy releases the GIL in it). ``n`` is the thread count the user gave OpenBLAS
-  (``OPENBLAS_NUM_THREADS``, default: the cores). A helper that is not scheduled takes
-  no block, and the calling thread does the rest itself, so a busy machine costs
-  little more than one thread, and an idle one runs the blocks in parallel. (A large
-  batched product, or one too narrow to cut, keeps OpenBLAS's own threads.)
+- runs a product below SINGLE_THREAD_FLOPS on one BLAS thread (a hand-off costs more);
+- cuts a larger 2-D product into blocks of output rows or columns, each a one-thread
+  BLAS call, that this thread and ``n - 1`` helper threads take from a shared counter
+  (parallel.run; NumPy releases the GIL in the call). ``n`` is the thread count the
+  user gave OpenBLAS (``OPENBLAS_NUM_THREADS``, default: the cores). A helper that is
+  not scheduled takes no block and the calling thread does the rest itself, so a busy
+  machine costs little more than one thread, and an idle one runs the blocks in
+  parallel. (A batched product, or one too narrow to cut, keeps OpenBLAS's threads.)
+
+On two idle cores the blocks run within a few percent of OpenBLAS's own threads
+(ResNet-50 forward at batch 1: 155 ms against 152 ms), and
+``with using_config('blas_threading', 'openblas'):`` leaves every product to OpenBLAS.
 
 The thread count is set through OpenBLAS's own ``openblas_set_num_threads``, found with
-ctypes in the OpenBLAS library that NumPy loaded, and restored after each product;
-with another BLAS, or on a GPU, ``matmul`` is plain ``xp.matmul``. The setting is
-process-wide, so a product that another Python thread runs at the same moment may
-also run on one thread; its result is the same.
-
-On a quiet machine OpenBLAS's own threads can be faster for small products (ResNet-50
-forward at batch 1 on 2 idle cores: 114 ms with the engine before this policy, 171 ms
-with it; on shared cores 813 ms before and 201 ms with it; docs/benchmarks.md):
-``with using_config('blas_threading', 'openblas'):`` leaves every product to OpenBLAS.
+ctypes in the OpenBLAS library that NumPy loaded, and restored when the last product
+that lowered it ends; with another BLAS, or on a GPU, ``matmul`` is plain
+``xp.matmul``. The setting is process-wide, so a product that another Python thread
+runs at the same moment may also run on one thread; its result is the same.
 
 >>> import numpy as np
 >>> matmul(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)).shape
@@ -34,17 +32,17 @@ with it; on shared cores 813 ms before and 201 ms with it; docs/benchmarks.md):
 
 import ctypes
 import glob
-import itertools
 import os
 import threading
-from concurrent import futures
 
 import numpy
 
-from cvzoo.core import backend, config
+from cvzoo.core import backend, config, parallel
 
 # Products of fewer floating-point operations (2 * M * K * N) run on one BLAS thread.
-SINGLE_THREAD_FLOPS = 2 ** 29
+# Measured on ResNet-50 at batch 1 (2 idle cores): 2^20 and 2^22 as fast as OpenBLAS's
+# threads, 2^24 12% and 2^29 35% slower; with a busy core beside, all alike.
+SINGLE_THREAD_FLOPS = 2 ** 20
 # A larger product is cut into about this many blocks per thread, none narrower than
 # MIN_BLOCK rows or columns (narrower blocks lose BLAS efficiency).
 BLOCKS_PER_THREAD = 3
@@ -117,6 +115,25 @@ def thread_control():
     return _control
 
 
+_active = 0  # products running now with OpenBLAS held at one thread
+_active_lock = threading.Lock()
+_configured = None
+
+
+def configured_threads():
+    """The thread count the user gave OpenBLAS (1 without an OpenBLAS control).
+
+    While a product holds OpenBLAS at one thread, this is the count seen before, not 1.
+    """
+    global _configured
+    control = thread_control()
+    if control is None:
+        return 1
+    if _active == 0 or _configured is None:
+        _configured = control.get()
+    return _configured
+
+
 def matmul(a, b, out=None):
     """``xp.matmul(a, b, out=out)``, threaded as the module docstring says.
 
@@ -128,6 +145,7 @@ def matmul(a, b, out=None):
     Returns:
         array: the product (``out`` when given).
     """
+    global _active
     xp = backend.get_array_module(a, b)
     policy = config.config.blas_threading
     if policy not in ('cvzoo', 'openblas'):
@@ -137,8 +155,7 @@ def matmul(a, b, out=None):
     batch = max(a.size // max(a.shape[-2] * a.shape[-1], 1),
                 b.size // max(b.shape[-2] * b.shape[-1], 1))
     flops = 2 * batch * a.shape[-2] * a.shape[-1] * b.shape[-1]
-    control = thread_control()
-    n_threads = control.get() if control is not None else 1
+    n_threads = configured_threads()
     if n_threads <= 1:
         return numpy.matmul(a, b, out=out)
     blocks = None
@@ -147,13 +164,19 @@ def matmul(a, b, out=None):
             blocks = _blocks(a.shape[0], b.shape[1], n_threads)
         if blocks is None or len(blocks) < 2:
             return numpy.matmul(a, b, out=out)  # OpenBLAS's own threads
-    control.set(1)
+    control = thread_control()
+    with _active_lock:
+        _active += 1
+        control.set(1)
     try:
         if blocks is None:
             return numpy.matmul(a, b, out=out)
         return _blocked_matmul(a, b, out, blocks, n_threads)
     finally:
-        control.set(n_threads)
+        with _active_lock:
+            _active -= 1
+            if _active == 0:
+                control.set(n_threads)
 
 
 def _blocks(m, n, n_threads):
@@ -164,77 +187,16 @@ def _blocks(m, n, n_threads):
     return [(axis, start, min(start + step, length)) for start in range(0, length, step)]
 
 
-class _BlockedProduct:
-    """One product cut into blocks; any thread may call run() to take blocks."""
-
-    def __init__(self, a, b, out, blocks):
-        self.a, self.b, self.out, self.blocks = a, b, out, blocks
-        self._next = itertools.count()  # next() on it is atomic under the GIL
-        self._lock = threading.Lock()
-        self._pending = len(blocks)
-        self._error = None
-        self.finished = threading.Event()
-
-    def run(self):
-        for index in self._next:
-            if index >= len(self.blocks):
-                return
-            try:
-                axis, start, stop = self.blocks[index]
-                if axis == 0:
-                    numpy.matmul(self.a[start:stop], self.b, out=self.out[start:stop])
-                else:
-                    numpy.matmul(self.a, self.b[:, start:stop], out=self.out[:, start:stop])
-            except BaseException as error:  # noqa: BLE001 - handed to the caller
-                self._error = self._error or error
-            finally:
-                with self._lock:
-                    self._pending -= 1
-                    if self._pending == 0:
-                        self.finished.set()
-
-    def result(self):
-        self.finished.wait()
-        if self._error is not None:
-            raise self._error
-        return self.out
-
-
-_pool = None
-_pool_size = 0
-_pool_lock = threading.Lock()
-
-
-def _helpers(n_helpers):
-    """A pool of at least ``n_helpers`` threads, made once (and again after a fork)."""
-    global _pool, _pool_size
-    with _pool_lock:
-        if _pool is None or _pool_size < n_helpers:
-            _pool = futures.ThreadPoolExecutor(n_helpers, thread_name_prefix='cvzoo-gemm')
-            _pool_size = n_helpers
-        return _pool
-
-
-def _forget_pool():
-    # NOTE: a forked child has none of the parent's threads; its first big product makes
-    # a new pool. (Until then nothing would be lost anyway: the caller takes every block
-    # that no helper took.)
-    global _pool, _pool_size, _pool_lock
-    _pool, _pool_size, _pool_lock = None, 0, threading.Lock()
-
-
-if hasattr(os, 'register_at_fork'):
-    os.register_at_fork(after_in_child=_forget_pool)
-
-
 def _blocked_matmul(a, b, out, blocks, n_threads):
     if out is None:
         out = numpy.empty((a.shape[0], b.shape[1]), dtype=numpy.result_type(a, b))
     elif out.shape != (a.shape[0], b.shape[1]):
         return numpy.matmul(a, b, out=out)  # let NumPy name the mismatch
-    product = _BlockedProduct(a, b, out, blocks)
-    pool = _helpers(n_threads - 1)
-    for _ in range(n_threads - 1):
-        pool.submit(product.run)
-    product.run()
-    return product.result()
+
+    def block(axis, start, stop):
+        if axis == 0:
+            return lambda: numpy.matmul(a[start:stop], b, out=out[start:stop])
+        return lambda: numpy.matmul(a, b[:, start:stop], out=out[:, start:stop])
+
+    parallel.run([block(*spec) for spec in blocks], n_threads)
+    return out

@@ -1,7 +1,7 @@
 import numpy
 import pytest
 
-from cvzoo.core import gemm
+from cvzoo.core import gemm, parallel
 
 
 class _FakeControl:
@@ -83,7 +83,7 @@ def test_blocks_done_by_the_caller_when_no_helper_runs(fake_control, monkeypatch
 
     monkeypatch.setattr(gemm, 'SINGLE_THREAD_FLOPS', 0)
     monkeypatch.setattr(gemm, 'MIN_BLOCK', 1)
-    monkeypatch.setattr(gemm, '_helpers', lambda n: _IdlePool())
+    monkeypatch.setattr(parallel, '_helpers', lambda n: _IdlePool())
     a, b = rng.normal(size=(6, 3)), rng.normal(size=(3, 8))
     numpy.testing.assert_allclose(gemm.matmul(a, b), a @ b, rtol=1e-12, atol=1e-12)
 

@@ -181,19 +181,17 @@ def _patch_matrix(x, ksize, out_size, stride, pad, dilate, groups):
     the small images of deep layers. For a 1x1 kernel without padding the view is x
     itself, so this is a plain transposing copy (none at all for a batch of one).
     """
-    xp = backend.get_array_module(x)
     n, channels = x.shape[:2]
     col = im2col_module.im2col(x, ksize, out_size, stride, pad, dilate)
-    col = xp.ascontiguousarray(col.transpose(1, 2, 3, 0, 4, 5))
+    col = im2col_module.contiguous(col.transpose(1, 2, 3, 0, 4, 5))
     patch_len = channels // groups * ksize[0] * ksize[1]
     return col.reshape(groups, patch_len, n * out_size[0] * out_size[1])
 
 
 def _channel_major(y, groups):
     """(N, C, H, W) -> C-contiguous (groups, C / groups, N * H * W)."""
-    xp = backend.get_array_module(y)
     n, channels, h, w = y.shape
-    y = xp.ascontiguousarray(y.transpose(1, 0, 2, 3))
+    y = im2col_module.contiguous(y.transpose(1, 0, 2, 3))
     return y.reshape(groups, channels // groups, n * h * w)
 
 

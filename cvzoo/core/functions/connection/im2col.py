@@ -7,7 +7,11 @@ is (N, C, kh, kw, out_h, out_w): ``col[n, c, i, j, y, x]`` is the input pixel
 channel c, zero outside the image.
 """
 
-from cvzoo.core import backend
+import functools
+
+import numpy
+
+from cvzoo.core import backend, parallel
 
 
 def get_conv_outsize(size, k, s, p, cover_all=False, d=1):
@@ -86,7 +90,11 @@ def pad_image(x, ksize, out_size, stride, pad, dilate):
         return x
     xp = backend.get_array_module(x)
     result = zeros_image((n, c, full_h, full_w), x.dtype, xp, is_channel_major(x))
-    result[:, :, ph:ph + h, pw:pw + w] = x
+    inner = result[:, :, ph:ph + h, pw:pw + w]
+    if xp is numpy:
+        parallel.copy(inner, x)
+    else:
+        inner[...] = x
     return result
 
 
@@ -138,24 +146,44 @@ def col2im(col, in_size, stride, pad, dilate):
     # The image takes the order of the batch and channel axes in col's memory.
     channel_major = n > 1 and c > 1 and col.strides[1] > col.strides[0]
     image = zeros_image((n, c) + full, col.dtype, xp, channel_major)
-    # NOTE: a loop over the kh * kw kernel offsets only; each step is one strided add.
-    for i in range(kh):
-        for j in range(kw):
-            rows, cols = offset_slices(i, j, (out_h, out_w), stride, dilate)
-            image[:, :, rows, cols] += col[:, :, i, j]
+
+    def accumulate(start, stop):
+        # NOTE: a loop over the kh * kw kernel offsets only; each step is one strided
+        # add, over a slice of channels small enough to stay in cache between steps.
+        part = image[:, start:stop]
+        for i in range(kh):
+            for j in range(kw):
+                rows, cols = offset_slices(i, j, (out_h, out_w), stride, dilate)
+                part[:, :, rows, cols] += col[:, start:stop, i, j]
+
+    if xp is numpy and image.size >= parallel.MIN_ELEMENTS:
+        tasks = [functools.partial(accumulate, start, stop)
+                 for start, stop in parallel.ranges(c, n * full[0] * full[1])]
+        parallel.run(tasks)
+    else:
+        accumulate(0, c)
     return crop_image(image, in_size, pad)
 
 
 def crop_image(image, in_size, pad):
     """Cut the (H, W) image out of its padded version; a copy in the image's layout."""
-    xp = backend.get_array_module(image)
     (h, w), (ph, pw) = in_size, pad
     if image.shape[2:] == (h, w):
         return image
     if is_channel_major(image):
         crop = image.transpose(1, 0, 2, 3)[:, :, ph:ph + h, pw:pw + w]
-        return xp.ascontiguousarray(crop).transpose(1, 0, 2, 3)
-    return xp.ascontiguousarray(image[:, :, ph:ph + h, pw:pw + w])
+        return contiguous(crop).transpose(1, 0, 2, 3)
+    return contiguous(image[:, :, ph:ph + h, pw:pw + w])
+
+
+def contiguous(array):
+    """A C-contiguous copy of ``array``; on NumPy the copy is shared among threads."""
+    xp = backend.get_array_module(array)
+    if xp is not numpy or array.flags.c_contiguous:
+        return xp.ascontiguousarray(array)
+    result = numpy.empty(array.shape, array.dtype)
+    parallel.copy(result, array)
+    return result
 
 
 def as_pair(value, name, minimum):

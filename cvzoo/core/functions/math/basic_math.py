@@ -10,7 +10,7 @@ import numbers
 
 import numpy
 
-from cvzoo.core import backend, function_node
+from cvzoo.core import backend, function_node, parallel
 from cvzoo.core import variable as variable_module
 from cvzoo.core.functions.array import broadcast
 
@@ -35,11 +35,12 @@ class Add(function_node.FunctionNode):
         a, b = inputs
         _check_dtypes('add', a, b)
         self.shapes = (a.shape, b.shape)
-        return a + b,
+        return parallel.add(a, b),
 
     def backward(self, indexes, grad_outputs):
         gy, = grad_outputs
         return tuple(_reduce_to(gy, self.shapes[i]) for i in indexes)
+
 
 
 class Sub(function_node.FunctionNode):

@@ -2,7 +2,9 @@
 
 import numbers
 
-from cvzoo.core import backend, function_node
+import numpy
+
+from cvzoo.core import backend, function_node, parallel
 
 
 def reduction_axes(what, x, gamma, axis):
@@ -39,6 +41,19 @@ def _inner_sum(a, b, axes):
     return xp.einsum(f'{letters},{letters}->{kept}', a, b)
 
 
+def _by_channel_slices(func, out, *operands):
+    """``func(out, *operands)``, on NumPy shared among threads by slices of channels.
+
+    The arrays are x-shaped or parameter-shaped (size 1 on the normalised axes); one
+    kept axis (a (C,) gamma) is cut, more run as one call.
+    """
+    kept = [axis for axis, size in enumerate(operands[-1].shape) if size > 1]
+    if backend.get_array_module(out) is not numpy or len(kept) != 1:
+        func(out, *operands)
+        return
+    parallel.elementwise(func, out, *operands, axis=kept[0])
+
+
 class BatchNormalization(function_node.FunctionNode):
     def __init__(self, eps, axes, running_mean=None, running_var=None, decay=0.9):
         self.eps = eps
@@ -52,13 +67,24 @@ class BatchNormalization(function_node.FunctionNode):
         self.retain_inputs((0, 1))
         shape = param_shape(x.shape, self.axes)
         m = x.size // max(gamma.size, 1)
-        mean = x.mean(axis=self.axes, keepdims=True)
-        y = x - mean
-        var = (_inner_sum(y, y, self.axes) / x.dtype.type(m)).reshape(shape)
+        xp = backend.get_array_module(x)
+        y = xp.empty_like(x)
+        mean = xp.empty(shape, dtype=x.dtype)
+        var = xp.empty(shape, dtype=x.dtype)
+        self.inv_std = xp.empty(shape, dtype=x.dtype)
+        gamma, beta = gamma.reshape(shape), beta.reshape(shape)
+
+        def normalize(y, x, gamma, beta, mean, var, inv_std):
+            # all of it on one slice of channels, which stays in cache between passes
+            x.mean(axis=self.axes, keepdims=True, out=mean)
+            xp.subtract(x, mean, out=y)
+            var[...] = _inner_sum(y, y, self.axes).reshape(var.shape) / x.dtype.type(m)
+            inv_std[...] = (var + x.dtype.type(self.eps)) ** x.dtype.type(-0.5)
+            y *= gamma * inv_std
+            y += beta
+
+        _by_channel_slices(normalize, y, x, gamma, beta, mean, var, self.inv_std)
         self.mean = mean
-        self.inv_std = (var + x.dtype.type(self.eps)) ** x.dtype.type(-0.5)
-        y *= gamma.reshape(shape) * self.inv_std
-        y += beta.reshape(shape)
         self._update_running(mean, var, m)
         return y,
 
@@ -94,16 +120,25 @@ class _BatchNormalizationGrad(function_node.FunctionNode):
         xp = backend.get_array_module(x)
         m = x.dtype.type(x.size // max(gamma.size, 1))
         shape = param_shape(x.shape, self.axes)
-        x_hat = x - self.mean
-        x_hat *= self.inv_std
-        gbeta = gy.sum(axis=self.axes)
-        ggamma = _inner_sum(gy, x_hat, self.axes)
-        # gx = gamma / std * (gy - (x_hat * ggamma + gbeta) / m), in x_hat's buffer
-        x_hat *= ggamma.reshape(shape) / m
-        x_hat += gbeta.reshape(shape) / m
-        gx = xp.subtract(gy, x_hat, out=x_hat)
-        gx *= gamma.reshape(shape) * self.inv_std
-        return gx, ggamma.astype(x.dtype, copy=False), gbeta.astype(x.dtype, copy=False)
+        gx = xp.empty_like(x)
+        ggamma = xp.empty(shape, dtype=x.dtype)
+        gbeta = xp.empty(shape, dtype=x.dtype)
+
+        def gradients(gx, x, gy, gamma, mean, inv_std, ggamma, gbeta):
+            xp.subtract(x, mean, out=gx)
+            gx *= inv_std  # x_hat
+            gbeta[...] = gy.sum(axis=self.axes, keepdims=True)
+            ggamma[...] = _inner_sum(gy, gx, self.axes).reshape(ggamma.shape)
+            # gx = gamma / std * (gy - (x_hat * ggamma + gbeta) / m), in x_hat's buffer
+            gx *= ggamma / m
+            gx += gbeta / m
+            xp.subtract(gy, gx, out=gx)
+            gx *= gamma * inv_std
+
+        _by_channel_slices(gradients, gx, x, gy, gamma.reshape(shape), self.mean,
+                           self.inv_std, ggamma, gbeta)
+        kept = tuple(n for i, n in enumerate(shape) if i not in self.axes)
+        return gx, ggamma.reshape(kept), gbeta.reshape(kept)
 
     def backward(self, indexes, grad_outputs):
         raise NotImplementedError(

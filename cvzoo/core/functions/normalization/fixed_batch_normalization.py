@@ -1,6 +1,8 @@
 """fixed_batch_normalization: normalise with given statistics (inference)."""
 
-from cvzoo.core import backend, function_node
+import numpy
+
+from cvzoo.core import backend, function_node, parallel
 from cvzoo.core.functions.array import reshape
 from cvzoo.core.functions.math import sum as sum_module
 from cvzoo.core.functions.normalization import batch_normalization as bn_module
@@ -33,19 +35,21 @@ class FixedBatchNormalization(function_node.FunctionNode):
         return tuple(grads[i] for i in indexes)
 
 
-def normalize_array(x, gamma, beta, mean, var, eps, axes, out=None):
+def normalize_array(x, gamma, beta, mean, var, eps, axes, out=None, relu=False):
     """The forward of fixed_batch_normalization on arrays, without a graph.
 
     ``y = x * scale + shift`` with ``scale = gamma / sqrt(var + eps)`` and ``shift =
-    beta - mean * scale``: two passes over x, the cheapest form for inference. With
-    ``out=x`` it overwrites x (the inference path of Conv2DBNActiv, on a convolution
-    output nothing else holds), with the same result as without.
+    beta - mean * scale``: two passes over x, the cheapest form for inference, shared
+    among threads in slices (parallel.elementwise). With ``out=x`` it overwrites x (the
+    inference path of Conv2DBNActiv, on a convolution output nothing else holds), with
+    the same result as without.
 
     Args:
         x, gamma, beta, mean, var (array): as in fixed_batch_normalization.
         eps (float): added to the variance.
         axes (tuple of int): the normalised axes of x (see reduction_axes).
         out (array or None): where to write y, x's shape and dtype.
+        relu (bool): also apply ``max(y, 0)``, in the same pass over each slice.
 
     Returns:
         array: y.
@@ -55,9 +59,21 @@ def normalize_array(x, gamma, beta, mean, var, eps, axes, out=None):
     scale = gamma * (var + dtype(eps)) ** dtype(-0.5)
     shift = beta - mean * scale
     shape = bn_module.param_shape(x.shape, axes)
-    y = xp.multiply(x, scale.reshape(shape), out=out)
-    y += shift.reshape(shape)
-    return y
+    scale, shift = scale.reshape(shape), shift.reshape(shape)
+    if out is None:
+        out = xp.empty_like(x, dtype=numpy.result_type(x, scale))
+
+    def normalize(y, x, scale, shift):
+        xp.multiply(x, scale, out=y)
+        y += shift
+        if relu:
+            xp.maximum(y, dtype(0), out=y)
+
+    if xp is numpy:
+        parallel.elementwise(normalize, out, x, scale, shift)
+    else:
+        normalize(out, x, scale, shift)
+    return out
 
 
 def fixed_batch_normalization(x, gamma, beta, mean, var, eps=2e-5, axis=None):

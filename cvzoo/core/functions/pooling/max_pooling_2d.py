@@ -2,7 +2,7 @@
 
 import numpy
 
-from cvzoo.core import backend, function_node
+from cvzoo.core import backend, function_node, parallel
 from cvzoo.core.functions.pooling import upsampling_2d, window_2d
 
 
@@ -15,6 +15,19 @@ class MaxPooling2D(function_node.FunctionNode):
         x, = inputs
         xp = backend.get_array_module(x)
         self.insize = x.shape[2:]
+        if xp is not numpy:
+            y, self.indexes = self._pool(x)
+            return y,
+        # windows never cross channels: slices of channels go to several threads
+        outsize = self.window.outsize(self.insize)
+        y = numpy.empty(x.shape[:2] + outsize, dtype=x.dtype)
+        self.indexes = numpy.empty(y.shape, dtype=numpy.int32)
+        parallel.by_slices(self._pool, (y, self.indexes), (x,), axis=1)
+        return y,
+
+    def _pool(self, x):
+        """(y, indexes) of the windows of x."""
+        xp = backend.get_array_module(x)
         outsize = self.window.outsize(self.insize)
         # NOTE: padding with -inf means a padded cell never wins a window.
         canvas = self.window.make_canvas(xp, x, outsize, -numpy.inf)
@@ -35,8 +48,7 @@ class MaxPooling2D(function_node.FunctionNode):
             step = k - indexes
             step *= wins
             indexes += step
-        self.indexes = indexes
-        return y,
+        return y, indexes
 
     def backward(self, indexes, grad_outputs):
         node = upsampling_2d.Upsampling2D(self.indexes, self.window, self.insize)

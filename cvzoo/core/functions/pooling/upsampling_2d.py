@@ -2,7 +2,7 @@
 
 import numpy
 
-from cvzoo.core import backend, function_node
+from cvzoo.core import backend, function_node, parallel
 from cvzoo.core.functions.pooling import window_2d
 
 
@@ -21,11 +21,21 @@ class Upsampling2D(function_node.FunctionNode):
     def forward(self, inputs):
         x, = inputs
         xp = backend.get_array_module(x)
+        if xp is not numpy:
+            return self._scatter(x, self.indexes)
+        # windows never cross channels: slices of channels go to several threads
+        y = numpy.empty(x.shape[:2] + self.outsize, dtype=x.dtype)
+        parallel.by_slices(self._scatter, (y,), (x, self.indexes), axis=1)
+        return y,
+
+    def _scatter(self, x, indexes):
+        """(y,): x scattered to the cells named by indexes."""
+        xp = backend.get_array_module(x)
         canvas_size = self.window.canvas_size(self.outsize, x.shape[2:])
         phases = self.window.zero_phases(xp, x.shape[:2], canvas_size, x.dtype)
         for k, ky, kx in self.window.offsets():
             # NOTE: multiplying by the mask is much faster than where() or a masked add.
-            self.window.cells(phases, ky, kx, x.shape[2:])[...] += x * (self.indexes == k)
+            self.window.cells(phases, ky, kx, x.shape[2:])[...] += x * (indexes == k)
         canvas = self.window.merge(xp, phases, canvas_size)
         return self.window.crop(canvas, self.outsize),
 

@@ -1,7 +1,6 @@
 """Conv2DBNActiv: convolution, batch normalisation and an activation (ChainerCV's block)."""
 
 import cvzoo.core.functions as F
-from cvzoo.core import backend
 from cvzoo.core.config import config
 from cvzoo.core.functions.normalization import batch_normalization as bn_function
 from cvzoo.core.functions.normalization import fixed_batch_normalization
@@ -75,7 +74,5 @@ class Conv2DBNActiv(link.Chain):
             return h if self.activ is None else self.activ(h)
         axes = bn_function.reduction_axes('Conv2DBNActiv', y, gamma, bn.axis)
         fixed_batch_normalization.normalize_array(
-            y, *params, bn.eps, axes, out=y)
-        if self.activ is not None:
-            backend.get_array_module(y).maximum(y, y.dtype.type(0), out=y)
+            y, *params, bn.eps, axes, out=y, relu=self.activ is not None)
         return h
