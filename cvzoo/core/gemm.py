@@ -13,7 +13,8 @@ OpenBLAS's threads and 0.84 s with this module. ``matmul`` therefore
   user gave OpenBLAS (``OPENBLAS_NUM_THREADS``, default: the cores). A helper that is
   not scheduled takes no block and the calling thread does the rest itself, so a busy
   machine costs little more than one thread, and an idle one runs the blocks in
-  parallel. (A batched product, or one too narrow to cut, keeps OpenBLAS's threads.)
+  parallel. (A batched product, or one too narrow to cut, runs on one thread, or on
+  OpenBLAS's threads from OPENBLAS_THREADS_FLOPS.)
 
 On two idle cores the blocks run within a few percent of OpenBLAS's own threads
 (ResNet-50 forward at batch 1: 155 ms against 152 ms), and
@@ -43,10 +44,15 @@ from cvzoo.core import backend, config, parallel
 # Measured on ResNet-50 at batch 1 (2 idle cores): 2^20 and 2^22 as fast as OpenBLAS's
 # threads, 2^24 12% and 2^29 35% slower; with a busy core beside, all alike.
 SINGLE_THREAD_FLOPS = 2 ** 20
+# A product that cannot be cut into blocks (batched, or too narrow) runs on OpenBLAS's
+# own threads from this size, on one thread below it.
+OPENBLAS_THREADS_FLOPS = 2 ** 29
 # A larger product is cut into about this many blocks per thread, none narrower than
 # MIN_BLOCK rows or columns (narrower blocks lose BLAS efficiency).
 BLOCKS_PER_THREAD = 3
 MIN_BLOCK = 128
+# A reduction axis is cut into blocks no shorter than this.
+MIN_REDUCTION_BLOCK = 2048
 
 _SYMBOL_PREFIXES = ('scipy_openblas', 'openblas')  # NumPy's wheels, then a system build
 _SYMBOL_SUFFIXES = ('64_', '')
@@ -161,8 +167,10 @@ def matmul(a, b, out=None):
     blocks = None
     if flops >= SINGLE_THREAD_FLOPS:
         if a.ndim == b.ndim == 2:
-            blocks = _blocks(a.shape[0], b.shape[1], n_threads)
-        if blocks is None or len(blocks) < 2:
+            blocks = _blocks(a.shape[0], a.shape[1], b.shape[1], n_threads)
+        if blocks is not None and len(blocks) < 2:
+            blocks = None
+        if blocks is None and flops >= OPENBLAS_THREADS_FLOPS:
             return numpy.matmul(a, b, out=out)  # OpenBLAS's own threads
     control = thread_control()
     with _active_lock:
@@ -179,19 +187,30 @@ def matmul(a, b, out=None):
                 control.set(n_threads)
 
 
-def _blocks(m, n, n_threads):
-    """Cut the longer axis of an (m, n) result: [(axis, start, stop), ...]."""
-    axis, length = (0, m) if m > n else (1, n)
-    count = max(1, min(BLOCKS_PER_THREAD * n_threads, length // MIN_BLOCK))
+def _blocks(m, k, n, n_threads):
+    """Cut an (m, k) x (k, n) product: [(axis, start, stop), ...].
+
+    The longer axis of the result (0: rows, 1: columns) is cut; when the result is too
+    small for that (a weight gradient: a long reduction to a small matrix), the
+    reduction axis (2) is cut into blocks of at least MIN_REDUCTION_BLOCK, whose partial
+    products are summed.
+    """
+    axis, length, smallest = (0, m, MIN_BLOCK) if m > n else (1, n, MIN_BLOCK)
+    if length < 2 * MIN_BLOCK:
+        axis, length, smallest = 2, k, MIN_REDUCTION_BLOCK
+    count = max(1, min(BLOCKS_PER_THREAD * n_threads, length // smallest))
     step = -(-length // count)
     return [(axis, start, min(start + step, length)) for start in range(0, length, step)]
 
 
 def _blocked_matmul(a, b, out, blocks, n_threads):
+    shape = (a.shape[0], b.shape[1])
     if out is None:
-        out = numpy.empty((a.shape[0], b.shape[1]), dtype=numpy.result_type(a, b))
-    elif out.shape != (a.shape[0], b.shape[1]):
+        out = numpy.empty(shape, dtype=numpy.result_type(a, b))
+    elif out.shape != shape:
         return numpy.matmul(a, b, out=out)  # let NumPy name the mismatch
+    if blocks[0][0] == 2:
+        return _reduction_blocked_matmul(a, b, out, blocks, n_threads)
 
     def block(axis, start, stop):
         if axis == 0:
@@ -200,3 +219,14 @@ def _blocked_matmul(a, b, out, blocks, n_threads):
 
     parallel.run([block(*spec) for spec in blocks], n_threads)
     return out
+
+
+def _reduction_blocked_matmul(a, b, out, blocks, n_threads):
+    partials = numpy.empty((len(blocks),) + out.shape, dtype=out.dtype)
+
+    def block(index, start, stop):
+        return lambda: numpy.matmul(a[:, start:stop], b[start:stop], out=partials[index])
+
+    parallel.run([block(i, start, stop) for i, (_, start, stop) in enumerate(blocks)],
+                 n_threads)
+    return numpy.sum(partials, axis=0, out=out)

@@ -37,18 +37,22 @@ def test_small_product_runs_on_one_thread_then_restores(fake_control, monkeypatc
     assert seen == [1] and fake_control.calls == [1, 2] and fake_control.n_threads == 2
 
 
-def test_too_narrow_large_product_keeps_openblas_threads(fake_control, monkeypatch, rng):
+@pytest.mark.parametrize('threads_flops, expected_calls', [(10 ** 9, [1, 2]), (0, [])],
+                         ids=['small-one-thread', 'large-openblas-threads'])
+def test_too_narrow_product(threads_flops, expected_calls, fake_control, monkeypatch, rng):
     # over the threshold, but too narrow to cut into blocks of MIN_BLOCK
     monkeypatch.setattr(gemm, 'SINGLE_THREAD_FLOPS', 2 * 3 * 4 * 5)
+    monkeypatch.setattr(gemm, 'OPENBLAS_THREADS_FLOPS', threads_flops)
     a, b = rng.normal(size=(3, 4)), rng.normal(size=(4, 5))
     numpy.testing.assert_array_equal(gemm.matmul(a, b), a @ b)
-    assert fake_control.calls == []
+    assert fake_control.calls == expected_calls
 
 
 def test_batched_product_counts_every_matrix(fake_control, monkeypatch, rng):
-    # 2 * (2 * 3 * 4 * 5) flops: over the threshold only because of the batch of 2;
+    # 2 * (2 * 3 * 4 * 5) flops: over both thresholds only because of the batch of 2;
     # a batched product is never cut into blocks, so OpenBLAS keeps its threads
     monkeypatch.setattr(gemm, 'SINGLE_THREAD_FLOPS', 2 * 3 * 4 * 5 + 1)
+    monkeypatch.setattr(gemm, 'OPENBLAS_THREADS_FLOPS', 2 * 3 * 4 * 5 + 1)
     a, b = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 4, 5))
     numpy.testing.assert_array_equal(gemm.matmul(a, b), a @ b)
     assert fake_control.calls == []
@@ -63,13 +67,31 @@ def test_large_product_in_blocks_on_helper_threads(shape, with_out, fake_control
     monkeypatch.setattr(gemm, 'MIN_BLOCK', 1)
     m, k, n = shape
     a, b = rng.normal(size=(m, k)), rng.normal(size=(k, n)).T.copy().T  # any layout
-    blocks = gemm._blocks(m, n, 2)
+    blocks = gemm._blocks(m, k, n, 2)
     assert 2 <= len(blocks) <= 2 * gemm.BLOCKS_PER_THREAD
     axis = 0 if m > n else 1
     assert blocks[0][1] == 0 and blocks[-1][2] == shape[2 * axis]
     assert all(block[0] == axis and block[2] == after[1]
                for block, after in zip(blocks, blocks[1:]))
     out = numpy.full((m, n), numpy.nan) if with_out else None
+    y = gemm.matmul(a, b, out=out)
+    assert y is out or out is None
+    numpy.testing.assert_allclose(y, a @ b, rtol=1e-12, atol=1e-12)
+    assert fake_control.calls == [1, 2]
+
+
+@pytest.mark.parametrize('with_out', [False, True], ids=['new', 'out'])
+def test_long_reduction_to_a_small_result_is_cut_along_the_reduction(
+        with_out, fake_control, monkeypatch, rng):
+    # a weight gradient's shape: the (3, 4) result is too small to cut, K = 50 is long
+    monkeypatch.setattr(gemm, 'SINGLE_THREAD_FLOPS', 0)
+    monkeypatch.setattr(gemm, 'MIN_BLOCK', 8)
+    monkeypatch.setattr(gemm, 'MIN_REDUCTION_BLOCK', 8)
+    a, b = rng.normal(size=(3, 50)), rng.normal(size=(4, 50)).T  # b transposed, as gW's
+    blocks = gemm._blocks(3, 50, 4, 2)
+    assert [block[0] for block in blocks] == [2] * 6
+    assert blocks[0][1] == 0 and blocks[-1][2] == 50
+    out = numpy.full((3, 4), numpy.nan) if with_out else None
     y = gemm.matmul(a, b, out=out)
     assert y is out or out is None
     numpy.testing.assert_allclose(y, a @ b, rtol=1e-12, atol=1e-12)
