@@ -11,7 +11,9 @@ Sections (``--section``, default all):
   at batch 1 and 8: inference forward and a training step (forward, softmax cross-entropy,
   backward, MomentumSGD update), interleaved with a plain PyTorch ResNet-50 of the same
   layout; then the peak memory (max RSS) of one training step at batch 8, each framework
-  in a fresh subprocess.
+  in a fresh subprocess;
+- ``threads``: ResNet-50 at ``--batch`` with the engine's threading choices switched
+  on and off, run by run in one process (see section_threads).
 
 Every time is the median of ``--repeat`` runs after one warm-up run. A new section is a
 function ``section_<name>(args)`` plus an entry in SECTIONS.
@@ -183,8 +185,11 @@ def _conv_row(spec, args, rng, torch):
     return row
 
 
-def _interleaved(funcs, repeat):
-    """Median time of each function, the runs of all functions interleaved."""
+def _interleaved(funcs, repeat, between=None):
+    """Median time of each function, the runs of all functions interleaved.
+
+    ``between``, when given, is called (untimed) after every run.
+    """
     for func in funcs:
         func()
     times = [[] for _ in funcs]
@@ -193,6 +198,8 @@ def _interleaved(funcs, repeat):
             start = time.perf_counter()
             func()
             bucket.append(time.perf_counter() - start)
+            if between is not None:
+                between()
     return [statistics.median(bucket) for bucket in times]
 
 
@@ -322,10 +329,61 @@ def _peak_rss_kib():
     return 0
 
 
+def _busy_for(seconds):
+    """Keep this thread busy (no BLAS) for ``seconds``."""
+    end = time.perf_counter() + seconds
+    block = numpy.ones(1 << 16, numpy.float32)
+    while time.perf_counter() < end:
+        block += 1
+
+
+def section_threads(args):
+    """The engine's threading choices A/B in one process, ResNet-50 at ``--batch``.
+
+    Variants alternate run by run on the same model and batch, so they see the same
+    machine: threaded passes on (the default) or off (parallel.py on one thread, the
+    matmul blocks unchanged), and matmuls on OpenBLAS's own threads.
+    """
+    from cvzoo.core import parallel  # noqa: PLC0415
+
+    print_header(f'Threading A/B, ResNet-50, batch {args.batch}, 224 x 224, float32', args)
+    forward, train_step = _cvzoo_network(args.batch, numpy.random.default_rng(0))
+    configured = parallel._configured_count
+    variants = {
+        'default': (configured, 'cvzoo'),
+        'passes on one thread': (lambda: 1, 'cvzoo'),
+        "matmuls on OpenBLAS's threads": (configured, 'openblas'),
+    }
+
+    def timed(func, count, policy):
+        def run():
+            parallel._configured_count = count
+            try:
+                with config_module.using_config('blas_threading', policy):
+                    func()
+            finally:
+                parallel._configured_count = configured
+        return run
+
+    funcs = [timed(func, *variant) for func in (forward, train_step)
+             for variant in variants.values()]
+    # NOTE: OpenBLAS's idle threads spin for a while after a product; let them go to
+    # sleep (untimed) before the next variant runs, keeping this thread busy meanwhile.
+    times = [t * 1e3 for t in _interleaved(funcs, args.repeat, lambda: _busy_for(0.3))]
+    print('| variant | forward ms | train step ms | forward / default | train / default |')
+    print('| --- | ---: | ---: | ---: | ---: |')
+    n = len(variants)
+    for i, name in enumerate(variants):
+        fwd, train = times[i], times[n + i]
+        print(f'| {name} | {fwd:.0f} | {train:.0f} | {fwd / times[0]:.2f} | '
+              f'{train / times[n]:.2f} |')
+
+
 SECTIONS = {
     'matmul': section_matmul,
     'conv': section_conv,
     'network': section_network,
+    'threads': section_threads,
 }
 
 

@@ -31,6 +31,7 @@ runs at the same moment may also run on one thread; its result is the same.
 (2, 4)
 """
 
+import contextlib
 import ctypes
 import glob
 import os
@@ -151,7 +152,6 @@ def matmul(a, b, out=None):
     Returns:
         array: the product (``out`` when given).
     """
-    global _active
     xp = backend.get_array_module(a, b)
     policy = config.config.blas_threading
     if policy not in ('cvzoo', 'openblas'):
@@ -172,14 +172,30 @@ def matmul(a, b, out=None):
             blocks = None
         if blocks is None and flops >= OPENBLAS_THREADS_FLOPS:
             return numpy.matmul(a, b, out=out)  # OpenBLAS's own threads
+    with one_blas_thread():
+        if blocks is None:
+            return numpy.matmul(a, b, out=out)
+        return _blocked_matmul(a, b, out, blocks, n_threads)
+
+
+@contextlib.contextmanager
+def one_blas_thread():
+    """Hold OpenBLAS at one thread inside the block (for work that threads itself).
+
+    Nested and concurrent uses are counted; the last one to leave restores the count
+    the user configured. Without an OpenBLAS control this does nothing.
+    """
+    global _active
     control = thread_control()
+    if control is None:
+        yield
+        return
+    n_threads = configured_threads()
     with _active_lock:
         _active += 1
         control.set(1)
     try:
-        if blocks is None:
-            return numpy.matmul(a, b, out=out)
-        return _blocked_matmul(a, b, out, blocks, n_threads)
+        yield
     finally:
         with _active_lock:
             _active -= 1
