@@ -2,13 +2,16 @@
 
 import numpy
 
-from cvzoo.core import backend, function_node, parallel
+from cvzoo.core import backend, config, function_node, parallel
 from cvzoo.core.functions.pooling import upsampling_2d, window_2d
 
 
 class MaxPooling2D(function_node.FunctionNode):
-    def __init__(self, window):
+    def __init__(self, window, keep_indexes=True):
         self.window = window
+        # NOTE: inference without return_indices needs no winners: finding them is
+        # three of the four passes per window cell.
+        self.keep_indexes = keep_indexes
         self.indexes = None  # (N, C, out_H, out_W) int32, the winning cell of each window
 
     def forward(self, inputs):
@@ -16,13 +19,17 @@ class MaxPooling2D(function_node.FunctionNode):
         xp = backend.get_array_module(x)
         self.insize = x.shape[2:]
         if xp is not numpy:
-            y, self.indexes = self._pool(x)
-            return y,
+            result = self._pool(x)
+            self.indexes = result[1] if self.keep_indexes else None
+            return result[0],
         # windows never cross channels: slices of channels go to several threads
         outsize = self.window.outsize(self.insize)
         y = numpy.empty(x.shape[:2] + outsize, dtype=x.dtype)
-        self.indexes = numpy.empty(y.shape, dtype=numpy.int32)
-        parallel.by_slices(self._pool, (y, self.indexes), (x,), axis=1)
+        if self.keep_indexes:
+            self.indexes = numpy.empty(y.shape, dtype=numpy.int32)
+            parallel.by_slices(self._pool, (y, self.indexes), (x,), axis=1)
+        else:
+            parallel.by_slices(self._pool, (y,), (x,), axis=1)
         return y,
 
     def _pool(self, x):
@@ -34,11 +41,14 @@ class MaxPooling2D(function_node.FunctionNode):
         phases = self.window.split(xp, canvas)
         del canvas
         y = None
-        indexes = xp.zeros(x.shape[:2] + outsize, dtype=numpy.int32)
+        indexes = xp.zeros(x.shape[:2] + outsize, dtype=numpy.int32) if self.keep_indexes else None
         for k, ky, kx in self.window.offsets():
             cells = self.window.cells(phases, ky, kx, outsize)
             if y is None:
                 y = cells.copy()
+                continue
+            if indexes is None:
+                xp.maximum(y, cells, out=y)
                 continue
             # NOTE: a strict '>' keeps the first maximum on ties, as Chainer and torch do.
             # indexes = where(wins, k, indexes), written as arithmetic: masked writes
@@ -48,7 +58,7 @@ class MaxPooling2D(function_node.FunctionNode):
             step = k - indexes
             step *= wins
             indexes += step
-        return y, indexes
+        return (y, indexes) if indexes is not None else (y,)
 
     def backward(self, indexes, grad_outputs):
         node = upsampling_2d.Upsampling2D(self.indexes, self.window, self.insize)
@@ -90,7 +100,7 @@ def max_pooling_2d(x, ksize, stride=None, pad=0, cover_all=True, return_indices=
     window = window_2d.Window2D(ksize, ksize if stride is None else stride, pad, cover_all)
     outsize = window.outsize(x.shape[2:])
     window.check_sizes(x.shape[2:], outsize, 'max_pooling_2d')
-    node = MaxPooling2D(window)
+    node = MaxPooling2D(window, keep_indexes=return_indices or config.config.enable_backprop)
     y = node.apply((x,))[0]
     if return_indices:
         return y, node.indexes

@@ -74,6 +74,20 @@ def test_return_indices(case, rng):
     assert indexes.dtype == numpy.int32
 
 
+@pytest.mark.parametrize('case', CASES.values(), ids=list(CASES))
+def test_inference_skips_the_winners_but_not_when_asked(case, rng):
+    shape, ksize, stride, pad, cover_all = case
+    x = _distinct(rng, shape).astype(numpy.float32)
+    want_y, want_indexes = _reference(x, ksize, stride, pad, cover_all)
+    with C.no_backprop_mode():
+        y = F.max_pooling_2d(x, ksize, stride, pad, cover_all)
+        y_kept, indexes = F.max_pooling_2d(x, ksize, stride, pad, cover_all,
+                                           return_indices=True)
+    numpy.testing.assert_array_equal(y.array, want_y)
+    numpy.testing.assert_array_equal(y_kept.array, want_y)
+    numpy.testing.assert_array_equal(indexes, want_indexes)
+
+
 def test_stride_defaults_to_ksize_and_ties_go_to_first_cell():
     x = numpy.ones((1, 1, 4, 6), dtype=numpy.float32)
     y, indexes = F.max_pooling_2d(x, 2, return_indices=True)
