@@ -4,8 +4,9 @@ NumPy releases the GIL inside its ufunc loops, copies, reductions and BLAS calls
 threads that each take a slice of an array run at the same time. This module cuts
 such a pass into tasks that the calling thread and ``thread_count() - 1`` helper
 threads take from a shared counter. A helper that the OS does not schedule (a busy
-machine) takes no task and the caller does the rest itself, so the pass never waits
-for a descheduled thread; an idle core takes its share. Measured on ResNet-50 at
+machine) takes no task and the caller does the rest itself; only a helper stopped in
+the middle of a task makes the caller wait, for that one task. An idle core takes its
+share. Measured on ResNet-50 at
 batch 8 on 2 cores, the passes outside matmul (patch copies, batch norm, relu, adds)
 were a third of a forward pass, all of it on one core (docs/benchmarks.md).
 
