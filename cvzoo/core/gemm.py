@@ -17,7 +17,7 @@ OpenBLAS's threads and 0.84 s with this module. ``matmul`` therefore
   OpenBLAS's threads from OPENBLAS_THREADS_FLOPS.)
 
 On two idle cores the blocks run within a few percent of OpenBLAS's own threads
-(ResNet-50 forward at batch 1: 155 ms against 152 ms), and
+(ResNet-50 forward at batch 1: 150 ms against 147 ms), and
 ``with using_config('blas_threading', 'openblas'):`` leaves every product to OpenBLAS.
 
 The thread count is set through OpenBLAS's own ``openblas_set_num_threads``, found with
@@ -42,9 +42,10 @@ import numpy
 from cvzoo.core import backend, config, parallel
 
 # Products of fewer floating-point operations (2 * M * K * N) run on one BLAS thread.
-# Measured on ResNet-50 at batch 1 (2 idle cores): 2^20 and 2^22 as fast as OpenBLAS's
-# threads, 2^24 12% and 2^29 35% slower; with a busy core beside, all alike.
-SINGLE_THREAD_FLOPS = 2 ** 20
+# Measured on 2 idle cores: ResNet-50 at batch 1 took 2^20 to 2^24 alike (2^29 35%
+# slower); yolo_fastest's predict() 94 ms at 2^22, 108 ms at 2^20 (its many small
+# products lose more to the hand-off than they gain).
+SINGLE_THREAD_FLOPS = 2 ** 22
 # A product that cannot be cut into blocks (batched, or too narrow) runs on OpenBLAS's
 # own threads from this size, on one thread below it.
 OPENBLAS_THREADS_FLOPS = 2 ** 29
