@@ -53,18 +53,12 @@ def assign_region_targets(head, grid, bboxes, labels):
     h, w = grid
     n_anchor = len(head['anchors'])
     shape = (len(bboxes), h, w, n_anchor)
-    image = numpy.concatenate([numpy.full(len(b), i) for i, b in enumerate(bboxes)]
-                              + [numpy.zeros(0, int)]).astype(numpy.int64)
-    bbox = numpy.concatenate([numpy.asarray(b, numpy.float64).reshape(-1, 4) for b in bboxes]
-                             + [numpy.zeros((0, 4))])
-    label = numpy.concatenate([numpy.asarray(lb).reshape(-1) for lb in labels]
-                              + [numpy.zeros(0, int)]).astype(numpy.int64)
+    image, bbox, label = yolo_loss.flatten_boxes(bboxes, labels)
     size = bbox[:, 2:] - bbox[:, :2]
     center = (bbox[:, :2] + bbox[:, 2:]) / 2
     anchors = numpy.asarray(head['anchors'], numpy.float64) / [w, h]  # input fractions
     anchor = yolo_loss.shape_iou(size, anchors).argmax(axis=1)
-    column = numpy.clip((center[:, 0] * w).astype(numpy.int64), 0, w - 1)
-    row = numpy.clip((center[:, 1] * h).astype(numpy.int64), 0, h - 1)
+    row, column = yolo_loss.grid_cell(center, grid)
     index = (image, row, column, anchor)
     targets = {'assigned': numpy.zeros(shape, bool),
                'xy': numpy.zeros(shape + (2,), numpy.float32),

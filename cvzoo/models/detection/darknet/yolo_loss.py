@@ -26,6 +26,33 @@ from cvzoo.core import backend
 from cvzoo.models.detection.darknet import yolo_decoder
 
 
+def flatten_boxes(bboxes, labels):
+    """Per-image boxes and labels as flat arrays, with each box's image index.
+
+    Args:
+        bboxes (list of array): per image (R, 4).
+        labels (list of array): per image (R,) int class ids.
+
+    Returns:
+        tuple: ``image`` (R_all,) int64, ``bbox`` (R_all, 4) float64, ``label`` (R_all,)
+        int64.
+    """
+    image = numpy.concatenate([numpy.full(len(b), i) for i, b in enumerate(bboxes)]
+                              + [numpy.zeros(0, int)]).astype(numpy.int64)
+    bbox = numpy.concatenate([numpy.asarray(b, numpy.float64).reshape(-1, 4) for b in bboxes]
+                             + [numpy.zeros((0, 4))])
+    label = numpy.concatenate([numpy.asarray(lb).reshape(-1) for lb in labels]
+                              + [numpy.zeros(0, int)]).astype(numpy.int64)
+    return image, bbox, label
+
+
+def grid_cell(center, grid):
+    """(row, column) int64 of the (h, w) grid cell holding each (x, y) center fraction."""
+    h, w = grid
+    column = numpy.clip((center[:, 0] * w).astype(numpy.int64), 0, w - 1)
+    row = numpy.clip((center[:, 1] * h).astype(numpy.int64), 0, h - 1)
+    return row, column
+
 def shape_iou(size_a, size_b):
     """(R, K) IoU of boxes of sizes (R, 2) and (K, 2) sharing a centre (host NumPy)."""
     inter = numpy.minimum(size_a[:, None], size_b[None]).prod(axis=2)
@@ -60,12 +87,7 @@ def assign_targets(head, grid, bboxes, labels):
     h, w = grid
     n_anchor, n_class = len(head['anchors']), head['n_class']
     shape = (len(bboxes), h, w, n_anchor)
-    image = numpy.concatenate([numpy.full(len(b), i) for i, b in enumerate(bboxes)]
-                              + [numpy.zeros(0, int)]).astype(numpy.int64)
-    bbox = numpy.concatenate([numpy.asarray(b, numpy.float64).reshape(-1, 4) for b in bboxes]
-                             + [numpy.zeros((0, 4))])
-    label = numpy.concatenate([numpy.asarray(lb).reshape(-1) for lb in labels]
-                              + [numpy.zeros(0, int)]).astype(numpy.int64)
+    image, bbox, label = flatten_boxes(bboxes, labels)
     size = bbox[:, 2:] - bbox[:, :2]
     center = (bbox[:, :2] + bbox[:, 2:]) / 2
     insize = head['insize']
@@ -76,8 +98,7 @@ def assign_targets(head, grid, bboxes, labels):
     ours = position[best] >= 0
     anchor = position[best][ours]
     image, label, size, center = image[ours], label[ours], size[ours], center[ours]
-    column = numpy.clip((center[:, 0] * w).astype(numpy.int64), 0, w - 1)
-    row = numpy.clip((center[:, 1] * h).astype(numpy.int64), 0, h - 1)
+    row, column = grid_cell(center, grid)
     index = (image, row, column, anchor)
     targets = {'assigned': numpy.zeros(shape, bool),
                'xy': numpy.zeros(shape + (2,), numpy.float32),
