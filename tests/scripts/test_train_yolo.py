@@ -11,7 +11,8 @@ from PIL import Image
 from cvzoo.models.detection.yolo.augmentation import YOLOTransform, yolo_converter
 
 SCRIPT = pathlib.Path(__file__).resolve().parents[2] / 'scripts' / 'train_yolo.py'
-TINY_CFG = """[net]
+# a stride-2 convolution and a 1x1 one of 2 anchors x (5 + 2 classes) outputs
+TINY_BODY = """[net]
 width=32
 height=32
 channels=3
@@ -27,7 +28,8 @@ filters=14
 size=1
 stride=1
 activation=linear
-[yolo]
+"""
+TINY_CFG = TINY_BODY + """[yolo]
 mask=0,1
 anchors=8,8, 16,24
 classes=2
@@ -113,23 +115,7 @@ def test_transform_keeps_boxes_on_the_object():
     assert x.shape == (2, 3, 32, 32) and [b.shape for b in bboxes] == [(0, 4), (0, 4)]
 
 
-REGION_CFG = """[net]
-width=32
-height=32
-channels=3
-[convolutional]
-filters=8
-size=3
-stride=2
-pad=1
-batch_normalize=1
-activation=leaky
-[convolutional]
-filters=14
-size=1
-stride=1
-activation=linear
-[region]
+REGION_CFG = TINY_BODY + """[region]
 anchors=1.0,1.5, 2.5,2.0
 classes=2
 num=2
