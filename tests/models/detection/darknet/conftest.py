@@ -175,3 +175,32 @@ def tiny_cfg(tmp_path):
 def weights_writer():
     """The write_darknet_weights function."""
     return write_darknet_weights
+
+
+@pytest.fixture
+def train_batch(rng):
+    """make(second_label): 2 images of 32 x 32, two boxes (labels 0 and second_label) on
+    the first, none on the second; (x, bboxes, labels) as YOLOTrainChain takes them."""
+    def make(second_label):
+        x = rng.uniform(0, 1, (2, 3, 32, 32)).astype(numpy.float32)
+        bboxes = [numpy.array([[2, 3, 20, 25], [10, 10, 14, 16]], numpy.float32),
+                  numpy.zeros((0, 4), numpy.float32)]
+        labels = [numpy.array([0, second_label], numpy.int32), numpy.zeros(0, numpy.int32)]
+        return x, bboxes, labels
+    return make
+
+
+@pytest.fixture
+def assert_loss_reaches_every_param():
+    """check(chain, batch): a finite float32 scalar loss whose gradient is finite and
+    non-zero for every parameter."""
+    def check(chain, batch):
+        loss = chain(*batch)
+        assert loss.shape == () and loss.dtype == numpy.float32
+        assert numpy.isfinite(loss.array)
+        chain.cleargrads()
+        loss.backward()
+        for name, param in chain.namedparams():
+            assert param.grad is not None and numpy.isfinite(param.grad).all(), name
+            assert numpy.abs(param.grad).max() > 0, name
+    return check
