@@ -21,7 +21,7 @@ copy, or no copy at all for a 1x1 kernel: two transposing copies per convolution
 gone (measured 6% of a ResNet-50 forward at batch 8). Any layout is accepted as input.
 """
 
-from cvzoo.core import backend, gemm
+from cvzoo.core import backend, gemm, workspace
 from cvzoo.core.functions.connection import im2col as im2col_module
 
 # Slice length of the reduction axis in _group_matmul_long_reduction.
@@ -61,10 +61,15 @@ def correlate_transpose(gy, W, in_size, stride, pad, dilate, groups):
     if len(bands) > 1:
         return _correlate_transpose_in_bands(gy, W, in_size, stride, pad, dilate, groups, bands)
     weight = W.reshape(groups, out_c // groups, channels_per_group * kh * kw)
-    col = _group_matmul(weight.transpose(0, 2, 1), _channel_major(gy, groups))
+    weight, gy_matrix = weight.transpose(0, 2, 1), _channel_major(gy, groups)
     pointwise = (kh, kw) == (1, 1) and tuple(stride) == (1, 1) and tuple(pad) == (0, 0)
     if pointwise and (out_h, out_w) == tuple(in_size):
-        return _batch_major(col, n, in_size)
+        return _batch_major(_group_matmul(weight, gy_matrix), n, in_size)
+    # The columns (a patch matrix's shape) are summed into a new image by col2im and
+    # dropped; no patch matrix is alive meanwhile, so they share its scratch buffer.
+    columns = workspace.scratch('patches', weight.shape[:2] + gy_matrix.shape[2:], gy.dtype,
+                                backend.get_array_module(gy, W))
+    col = _group_matmul(weight, gy_matrix, out=columns)
     col = col.reshape(groups * channels_per_group, kh, kw, n, out_h, out_w)
     return im2col_module.col2im(col.transpose(3, 0, 1, 2, 4, 5), in_size, stride, pad, dilate)
 
@@ -180,10 +185,17 @@ def _patch_matrix(x, ksize, out_size, stride, pad, dilate, groups):
     shared cores, since every BLAS call synchronises its threads, and far below peak for
     the small images of deep layers. For a 1x1 kernel without padding the view is x
     itself, so this is a plain transposing copy (none at all for a batch of one).
+
+    The copy lies in the thread's scratch memory (workspace.py): the caller reads it
+    before it makes the next patch matrix, and keeps no reference to it.
     """
     n, channels = x.shape[:2]
     col = im2col_module.im2col(x, ksize, out_size, stride, pad, dilate)
-    col = im2col_module.contiguous(col.transpose(1, 2, 3, 0, 4, 5))
+    col = col.transpose(1, 2, 3, 0, 4, 5)
+    if not col.flags.c_contiguous:
+        scratch = workspace.scratch('patches', col.shape, col.dtype,
+                                    backend.get_array_module(x))
+        col = im2col_module.contiguous(col, out=scratch)
     patch_len = channels // groups * ksize[0] * ksize[1]
     return col.reshape(groups, patch_len, n * out_size[0] * out_size[1])
 
@@ -218,11 +230,14 @@ def _group_matmul_long_reduction(a, b):
     return result
 
 
-def _group_matmul(a, b):
-    """Matmul of (groups, M, K) by (groups, K, L); one plain 2-D matmul when groups == 1."""
+def _group_matmul(a, b, out=None):
+    """Matmul of (groups, M, K) by (groups, K, L); one plain 2-D matmul when groups == 1.
+
+    ``out``, when given, is the (groups, M, L) result to write.
+    """
     if a.shape[0] == 1:
-        return gemm.matmul(a[0], b[0])[None]
-    return gemm.matmul(a, b)
+        return gemm.matmul(a[0], b[0], out=None if out is None else out[0])[None]
+    return gemm.matmul(a, b, out=out)
 
 
 def _correlate_depthwise(x, W, out_size, stride, pad, dilate):

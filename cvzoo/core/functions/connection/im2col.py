@@ -176,14 +176,28 @@ def crop_image(image, in_size, pad):
     return contiguous(image[:, :, ph:ph + h, pw:pw + w])
 
 
-def contiguous(array):
-    """A C-contiguous copy of ``array``; on NumPy the copy is shared among threads."""
+def contiguous(array, out=None):
+    """A C-contiguous copy of ``array``; on NumPy the copy is shared among threads.
+
+    Args:
+        array (array): any layout.
+        out (array or None): where to copy to, C-contiguous, of array's shape and dtype
+            (e.g. workspace scratch memory); by default a new array, or ``array`` itself
+            when it is C-contiguous already.
+
+    Returns:
+        array: the copy (``out`` when given).
+    """
     xp = backend.get_array_module(array)
-    if xp is not numpy or array.flags.c_contiguous:
+    if out is None and (xp is not numpy or array.flags.c_contiguous):
         return xp.ascontiguousarray(array)
-    result = numpy.empty(array.shape, array.dtype)
-    parallel.copy(result, array)
-    return result
+    if out is None:
+        out = numpy.empty(array.shape, array.dtype)
+    if xp is numpy:
+        parallel.copy(out, array)
+    else:
+        out[...] = array
+    return out
 
 
 def as_pair(value, name, minimum):
