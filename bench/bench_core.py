@@ -12,8 +12,12 @@ Sections (``--section``, default all):
   backward, MomentumSGD update), interleaved with a plain PyTorch ResNet-50 of the same
   layout; then the peak memory (max RSS) of one training step at batch 8, each framework
   in a fresh subprocess;
-- ``threads``: ResNet-50 at ``--batch`` with the engine's threading choices switched
-  on and off, run by run in one process (see section_threads).
+- ``inference``: ResNet-50 forwards only, cvzoo and torch interleaved at batch 1 and 8,
+  with the page faults of each forward;
+- ``copy``: a 58 MB copy into memory written before and into fresh memory, on one
+  thread and shared among threads;
+- ``threads``: ResNet-50 at ``--batch`` with the engine's threading and scratch-memory
+  choices switched on and off, run by run in one process (see section_threads).
 
 Every time is the median of ``--repeat`` runs after one warm-up run. A new section is a
 function ``section_<name>(args)`` plus an entry in SECTIONS.
@@ -293,6 +297,66 @@ def section_network(args):
     _print_peak_memory(args, torch is not None)
 
 
+def _page_faults():
+    """Minor page faults of this process so far."""
+    import resource  # noqa: PLC0415
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def _counting_faults(func, counts):
+    def run():
+        before = _page_faults()
+        func()
+        counts.append(_page_faults() - before)
+    return run
+
+
+def section_inference(args):
+    """ResNet-50 forwards only (an inference loop), cvzoo vs PyTorch, with page faults.
+
+    The network section interleaves forwards with training steps, whose freed memory
+    the next forward reuses; here nothing else runs, as in an evaluation script.
+    """
+    torch = None if args.no_torch else _import_torch(args.torch_threads)
+    print_header('ResNet-50 inference loop, 224 x 224, float32', args)
+    print('| batch | cvzoo forward ms | cvzoo page faults | torch forward ms | '
+          'torch page faults | ours/torch |')
+    print('| ---: | ---: | ---: | ---: | ---: | ---: |')
+    rng = numpy.random.default_rng(0)
+    for batch in (1, 8):
+        counts = [[], []]
+        funcs = [_counting_faults(_cvzoo_network(batch, rng)[0], counts[0])]
+        if torch is not None:
+            funcs.append(_counting_faults(_torch_network(torch, batch, rng)[0], counts[1]))
+        times = [t * 1e3 for t in _interleaved(funcs, args.repeat)]
+        faults = [statistics.median(c[1:]) if len(c) > 1 else 0 for c in counts]
+        cells = [str(batch), f'{times[0]:.0f}', f'{faults[0]:.0f}']
+        if torch is not None:
+            cells += [f'{times[1]:.0f}', f'{faults[1]:.0f}', f'{times[0] / times[1]:.2f}']
+        print('| ' + ' | '.join(cells) + ' |')
+
+
+def section_copy(args):
+    """GB/s of a 58 MB float32 copy into memory written before and into fresh memory."""
+    from cvzoo.core import parallel  # noqa: PLC0415
+
+    print_header('Copy of 58 MB (a ResNet-50 batch-8 patch matrix), float32', args)
+    source = numpy.random.default_rng(0).random(14_450_688, dtype=numpy.float32)
+    written = numpy.ones_like(source)
+    cases = {
+        ('written', 'one thread'): lambda: numpy.copyto(written, source),
+        ('written', 'parallel.copy'): lambda: parallel.copy(written, source),
+        ('fresh', 'one thread'): lambda: numpy.copyto(numpy.empty_like(source), source),
+        ('fresh', 'parallel.copy'): lambda: parallel.copy(numpy.empty_like(source), source),
+    }
+    times = _interleaved(list(cases.values()), args.repeat)
+    print('| destination | threads | GB/s written |')
+    print('| --- | --- | ---: |')
+    for (destination, threads), seconds in zip(cases, times):
+        print(f'| {destination} | {threads} | {source.nbytes / seconds / 1e9:.1f} |')
+
+
 def _print_peak_memory(args, with_torch):
     import subprocess  # noqa: PLC0415
 
@@ -338,31 +402,38 @@ def _busy_for(seconds):
 
 
 def section_threads(args):
-    """The engine's threading choices A/B in one process, ResNet-50 at ``--batch``.
+    """The engine's threading and scratch-memory choices A/B in one process, ResNet-50.
 
-    Variants alternate run by run on the same model and batch, so they see the same
-    machine: threaded passes on (the default) or off (parallel.py on one thread, the
-    matmul blocks unchanged), and matmuls on OpenBLAS's own threads.
+    Variants alternate run by run on the same model and batch (``--batch``), so they see
+    the same machine: threaded passes on (the default) or off (parallel.py on one thread,
+    the matmul blocks unchanged), matmuls on OpenBLAS's own threads, and patch matrices
+    in fresh memory instead of workspace.py's reused buffer.
     """
-    from cvzoo.core import parallel  # noqa: PLC0415
+    from cvzoo.core import parallel, workspace  # noqa: PLC0415
 
-    print_header(f'Threading A/B, ResNet-50, batch {args.batch}, 224 x 224, float32', args)
+    print_header(f'Threading and memory A/B, ResNet-50, batch {args.batch}, 224 x 224, '
+                 f'float32', args)
     forward, train_step = _cvzoo_network(args.batch, numpy.random.default_rng(0))
-    configured = parallel._configured_count
+    configured, reused = parallel._configured_count, workspace.scratch
+
+    def fresh(name, shape, dtype, xp=numpy):
+        return xp.empty(shape, dtype=dtype)
+
     variants = {
-        'default': (configured, 'cvzoo'),
-        'passes on one thread': (lambda: 1, 'cvzoo'),
-        "matmuls on OpenBLAS's threads": (configured, 'openblas'),
+        'default': (configured, 'cvzoo', reused),
+        'passes on one thread': (lambda: 1, 'cvzoo', reused),
+        "matmuls on OpenBLAS's threads": (configured, 'openblas', reused),
+        'patch matrices in fresh memory': (configured, 'cvzoo', fresh),
     }
 
-    def timed(func, count, policy):
+    def timed(func, count, policy, scratch):
         def run():
-            parallel._configured_count = count
+            parallel._configured_count, workspace.scratch = count, scratch
             try:
                 with config_module.using_config('blas_threading', policy):
                     func()
             finally:
-                parallel._configured_count = configured
+                parallel._configured_count, workspace.scratch = configured, reused
         return run
 
     funcs = [timed(func, *variant) for func in (forward, train_step)
@@ -380,6 +451,8 @@ def section_threads(args):
 
 
 SECTIONS = {
+    'copy': section_copy,
+    'inference': section_inference,
     'matmul': section_matmul,
     'conv': section_conv,
     'network': section_network,
