@@ -276,13 +276,18 @@ def _torch_network(torch, batch, rng):
     return forward, train_step
 
 
+def _print_table_head(columns):
+    """The header and alignment rows of a markdown table of right-aligned columns."""
+    print('| ' + ' | '.join(columns) + ' |')
+    print('|' + ' ---: |' * len(columns))
+
+
 def section_network(args):
     """ResNet-50 forward and training step, cvzoo vs PyTorch, and peak training memory."""
     torch = None if args.no_torch else _import_torch(args.torch_threads)
     print_header('ResNet-50 network, 224 x 224, float32', args)
-    print('| batch | cvzoo forward ms | cvzoo train step ms | torch forward ms | '
-          'torch train step ms | forward ours/torch | train ours/torch |')
-    print('| ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+    _print_table_head(['batch', 'cvzoo forward ms', 'cvzoo train step ms', 'torch forward ms',
+                       'torch train step ms', 'forward ours/torch', 'train ours/torch'])
     rng = numpy.random.default_rng(0)
     for batch in (1, 8):
         funcs = list(_cvzoo_network(batch, rng))
@@ -320,9 +325,8 @@ def section_inference(args):
     """
     torch = None if args.no_torch else _import_torch(args.torch_threads)
     print_header('ResNet-50 inference loop, 224 x 224, float32', args)
-    print('| batch | cvzoo forward ms | cvzoo page faults | torch forward ms | '
-          'torch page faults | ours/torch |')
-    print('| ---: | ---: | ---: | ---: | ---: | ---: |')
+    _print_table_head(['batch', 'cvzoo forward ms', 'cvzoo page faults', 'torch forward ms',
+                       'torch page faults', 'ours/torch'])
     rng = numpy.random.default_rng(0)
     for batch in (1, 8):
         counts = [[], []]
