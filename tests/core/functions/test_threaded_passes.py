@@ -11,6 +11,7 @@ import pytest
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import config, gemm, parallel
+from cvzoo.core.functions.connection import correlation
 
 
 def _channel_major(x):
@@ -81,6 +82,25 @@ def test_batch_normalization_running_averages(monkeypatch, rng):
         return y.array, mean, var
 
     _assert_same(*_threaded_and_serial(monkeypatch, run))
+
+
+@pytest.mark.parametrize('layout', ['c', 'channel_major'])
+@pytest.mark.parametrize('dilate', [1, 2])
+def test_convolution_by_kernel_rows(monkeypatch, rng, layout, dilate):
+    # Large stride-1 images skip the patch matrix (correlation._correlate_by_kernel_rows);
+    # a patch budget of one element sends these small ones that way.
+    monkeypatch.setattr(correlation, '_PATCH_BUDGET', 1)
+    calls = []
+    by_rows = correlation._correlate_by_kernel_rows
+    monkeypatch.setattr(correlation, '_correlate_by_kernel_rows',
+                        lambda *args: (calls.append(1), by_rows(*args))[1])
+    W = rng.normal(size=(4, 5, 3, 3))
+    x = rng.normal(size=(3, 5, 7, 6))
+    x = _channel_major(x) if layout == 'channel_major' else x
+    serial, threaded = _threaded_and_serial(monkeypatch, lambda: _forward_and_grads(
+        lambda x: F.convolution_2d(x, W, pad=dilate, dilate=dilate), [x]))
+    _assert_same(serial, threaded)
+    assert calls
 
 
 def test_conv2d_bn_activ_inference_in_place(monkeypatch, rng):
