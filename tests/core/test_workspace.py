@@ -99,3 +99,19 @@ def test_convolution_results_stay_valid_after_later_convolutions(layout, ksize, 
                             else set())  # a channel-major 1x1 input is its own patches
     for buffer in buffers.values():
         assert not any(numpy.shares_memory(buffer, array) for array in first)
+
+
+@pytest.mark.parametrize('ksize, pad', [(3, 1), (1, 0)])
+def test_kernel_row_results_stay_valid_after_later_convolutions(monkeypatch, ksize, pad):
+    # Large stride-1 images take the kernel-row path, whose column shifts, row sums and
+    # terms lie in scratch memory; a patch budget of one element sends small ones there.
+    monkeypatch.setattr(correlation, '_PATCH_BUDGET', 1)
+    rng = numpy.random.default_rng(0)
+    W = rng.standard_normal((4, 3, ksize, ksize))
+    first = F.convolution_2d(rng.standard_normal((2, 3, 9, 9)), W, pad=pad).array
+    copy = first.copy()
+    F.convolution_2d(rng.standard_normal((2, 3, 9, 9)), W, pad=pad)
+    numpy.testing.assert_array_equal(first, copy)
+    buffers = workspace._buffers()
+    assert {'patches', 'row_sums'} <= set(buffers)
+    assert not any(numpy.shares_memory(buffer, first) for buffer in buffers.values())

@@ -44,3 +44,22 @@ def test_banded_equals_whole(name, rng, monkeypatch):
                                   rtol=1e-5, atol=1e-5)
     numpy.testing.assert_allclose(correlation.correlate_grad_weight(x, gy, W.shape[2:], *args),
                                   gW, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize('limit', [1, 2000])
+def test_kernel_rows_in_channel_chunks_equal_whole(limit, rng, monkeypatch):
+    # The kernel-row path takes channels in chunks whose column shifts fit the scratch
+    # limit: one channel at a time (limit 1), or a few.
+    x = rng.standard_normal((2, 5, 8, 7)).astype(numpy.float32)
+    W = rng.standard_normal((3, 5, 3, 3)).astype(numpy.float32)
+    args = ((1, 1), (1, 1), (1, 1), 1)
+    y = correlation.correlate(x, W, (8, 7), *args)
+    monkeypatch.setattr(correlation, '_PATCH_BUDGET', 1)
+    monkeypatch.setattr(correlation, '_SCRATCH_LIMIT', limit)
+    chunks = []
+    fill = correlation._fill_column_shifts
+    monkeypatch.setattr(correlation, '_fill_column_shifts',
+                        lambda block, x, *rest: (chunks.append(x.shape[1]), fill(block, x, *rest)))
+    numpy.testing.assert_allclose(correlation.correlate(x, W, (8, 7), *args), y,
+                                  rtol=1e-5, atol=1e-5)
+    assert sum(chunks) == 5 and len(chunks) == (5 if limit == 1 else 2)
