@@ -9,7 +9,8 @@ process's page table. Measured on the 2-core machine: a copy into fresh memory r
 4.5 GB/s, into memory written before at 12 GB/s (docs/benchmarks.md, "Core engine").
 
 ``scratch(name, shape, dtype)`` hands out an array over a buffer kept per thread and
-per name, grown when a larger one is asked for and otherwise reused. An array it
+per name, grown when a larger one is asked for and otherwise reused; a temporary above
+MAX_BYTES gets a new array instead, since keeping it would hold too much. An array it
 returns is valid only until the next ``scratch`` call with the same name on the same
 thread: callers use it for a temporary that nothing keeps (the patch matrix a matmul
 reads and drops). ``release()`` frees the calling thread's buffers.
@@ -20,6 +21,11 @@ On a GPU, whose memory pool already reuses blocks, ``scratch`` is a plain ``empt
 import threading
 
 import numpy
+
+# Temporaries larger than this (128 MiB) get a new array each time: keeping them between
+# calls would hold too much memory. A float32 patch matrix stays below (correlation.py
+# cuts larger ones into bands or chunks); a float64 one may reach twice this.
+MAX_BYTES = 1 << 27
 
 _local = threading.local()
 
@@ -35,14 +41,15 @@ def scratch(name, shape, dtype, xp=numpy):
             gives its plain ``xp.empty(shape, dtype)``.
 
     Returns:
-        array: C-contiguous, valid until the next ``scratch(name, ...)`` on this thread.
+        array: C-contiguous, valid until the next ``scratch(name, ...)`` on this thread;
+        a new array when larger than MAX_BYTES.
     """
-    if xp is not numpy:
-        return xp.empty(shape, dtype=dtype)
     dtype = numpy.dtype(dtype)
     nbytes = dtype.itemsize
     for size in shape:
         nbytes *= int(size)
+    if xp is not numpy or nbytes > MAX_BYTES:
+        return xp.empty(shape, dtype=dtype)
     buffers = _buffers()
     buffer = buffers.get(name)
     if buffer is None or buffer.nbytes < nbytes:

@@ -55,6 +55,14 @@ def test_release_frees_the_buffers_of_this_thread():
     assert workspace.held_bytes() == 0
 
 
+def test_scratch_above_the_limit_is_a_new_array_that_is_not_kept(monkeypatch):
+    monkeypatch.setattr(workspace, 'MAX_BYTES', 40)
+    kept = workspace.scratch('a', (10,), numpy.float32)
+    large = workspace.scratch('a', (11,), numpy.float32)
+    assert large.shape == (11,) and not numpy.shares_memory(kept, large)
+    assert workspace.held_bytes() == 40
+
+
 def test_scratch_on_another_array_module_is_its_plain_empty():
     class FakeModule:
         @staticmethod

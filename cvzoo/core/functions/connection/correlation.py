@@ -34,9 +34,6 @@ _REDUCTION_CHUNK = 16384
 # output rows, one band at a time, so that a large image (SegNet's 7 x 7 convolutions on
 # 360 x 480) does not need a patch matrix of gigabytes. ResNet-50 at batch 8 stays below.
 _PATCH_BUDGET = 1 << 25
-# Larger temporaries of the kernel-row path (SegNet's 7 x 7 layers on 360 x 480 need
-# 81 M elements) are allocated afresh rather than kept in scratch memory between calls.
-_SCRATCH_LIMIT = 1 << 25
 
 
 def _is_depthwise(W, groups):
@@ -129,16 +126,17 @@ def _correlate_by_kernel_rows(x, W, out_size, pad, dilate):
     spare = (kh - 1) * dy + 1  # keeps the reads of the last image's rows inside the array
     length = (n * full_h + spare) * full_w - (kw - 1) * dx
     n_out = n * full_h * full_w
-    y = _temporary('row_sums', (out_c, n_out), x.dtype, xp)  # cropped into a copy below
-    term = _temporary('row_terms', (out_c, n_out), x.dtype, xp)
-    # Channels are taken in chunks whose column shifts fit the scratch limit (PSPNet's
+    y = workspace.scratch('row_sums', (out_c, n_out), x.dtype, xp)  # cropped into a copy
+    # Channels are taken in chunks whose column shifts fit in scratch memory (PSPNet's
     # 4096-channel 3 x 3 layer would need 845 MB at once); each chunk's kernel rows are
     # added into y.
-    chunk = max(1, min(channels, _SCRATCH_LIMIT // (kw * length)))
+    chunk = max(1, min(channels, workspace.MAX_BYTES // (x.dtype.itemsize * kw * length)))
+    n_products = -(-channels // chunk) * kh
+    term = workspace.scratch('row_terms', (out_c, n_out), x.dtype, xp) if n_products > 1 else None
     first = True
     for low in range(0, channels, chunk):
         high = min(channels, low + chunk)
-        block = _temporary('patches', (high - low, kw, length), x.dtype, xp)
+        block = workspace.scratch('patches', (high - low, kw, length), x.dtype, xp)
         _fill_column_shifts(block, x[:, low:high], (full_h, full_w), pad, spare, dx)
         block = block.reshape((high - low) * kw, length)
         for i in range(kh):
@@ -153,16 +151,6 @@ def _correlate_by_kernel_rows(x, W, out_size, pad, dilate):
     cropped = y.reshape(out_c, n, full_h, full_w)[:, :, :out_h, :out_w]
     im2col_module.contiguous(cropped, out=result)
     return result.transpose(1, 0, 2, 3)
-
-
-def _temporary(name, shape, dtype, xp):
-    """An array for a temporary: scratch memory up to _SCRATCH_LIMIT elements, else new."""
-    size = 1
-    for length in shape:
-        size *= length
-    if size > _SCRATCH_LIMIT:
-        return xp.empty(shape, dtype=dtype)
-    return workspace.scratch(name, shape, dtype, xp)
 
 
 def _fill_column_shifts(block, x, full_size, pad, spare, dx):

@@ -53,6 +53,7 @@ def grid_cell(center, grid):
     row = numpy.clip((center[:, 1] * h).astype(numpy.int64), 0, h - 1)
     return row, column
 
+
 def shape_iou(size_a, size_b):
     """(R, K) IoU of boxes of sizes (R, 2) and (K, 2) sharing a centre (host NumPy)."""
     inter = numpy.minimum(size_a[:, None], size_b[None]).prod(axis=2)

@@ -3,6 +3,7 @@
 import numpy
 import pytest
 
+from cvzoo.core import workspace
 from cvzoo.core.functions.connection import correlation
 
 CASES = {
@@ -55,7 +56,7 @@ def test_kernel_rows_in_channel_chunks_equal_whole(limit, rng, monkeypatch):
     args = ((1, 1), (1, 1), (1, 1), 1)
     y = correlation.correlate(x, W, (8, 7), *args)
     monkeypatch.setattr(correlation, '_PATCH_BUDGET', 1)
-    monkeypatch.setattr(correlation, '_SCRATCH_LIMIT', limit)
+    monkeypatch.setattr(workspace, 'MAX_BYTES', 4 * limit)  # float32: limit elements
     chunks = []
     fill = correlation._fill_column_shifts
     monkeypatch.setattr(correlation, '_fill_column_shifts',
