@@ -10,8 +10,9 @@ Each model family declares its weights next to its class and registers it here::
 
 This is the only place where weights are resolved: ``load_weights`` (behind every
 ``pretrained_model=``) fetches and verifies the files, converts a foreign format once
-through the model's own ``convert_weights(raw, source)`` hook, caches the result as a
-cvzoo .npz beside the file, and loads it strictly.
+through the model's own ``convert_weights(raw, source)`` hook, loads it strictly, and
+only then caches the result as a cvzoo .npz beside the file (a conversion that fails
+or does not fit the model is never cached).
 
 >>> isinstance(list_models('classification'), list)
 True
@@ -459,19 +460,29 @@ def _convert(model, path, source):
 
 
 def _converted_arrays(model, path, source, source_sha256):
-    """Read ``path`` as cvzoo's parameter tree, converting it once and caching the result."""
+    """Read ``path`` as cvzoo's parameter tree, converting it once.
+
+    Returns:
+        tuple: ``(arrays, save)``: the parameter tree, and a function that caches a fresh
+        conversion (a no-op when the arrays came from the cache or need none). The caller
+        calls ``save`` only once the arrays loaded into the model, so that a conversion
+        that did not check out is never cached under the file's sha256.
+    """
     if source == 'cvzoo' and file_format.sniff_format(path) in ('npz', 'hdf5'):
-        return file_format.read_weight_file(path)
+        return file_format.read_weight_file(path), lambda: None
     cache = _cache_path(path, source_sha256)
     stamp = _cache_stamp(source_sha256, source)
     arrays = _read_cache(cache, stamp)
-    if arrays is None:
-        arrays = _convert(model, path, source)
+    if arrays is not None:
+        return arrays, lambda: None
+    arrays = _convert(model, path, source)
+
+    def save():
         try:
             _write_cache(cache, arrays, stamp)
         except OSError as exc:
             _logger.warning('could not cache the converted weights at %s (%s)', cache, exc)
-    return arrays
+    return arrays, save
 
 
 def load_weights(model, path_or_key, source: str | None = None):
@@ -515,7 +526,9 @@ def load_weights(model, path_or_key, source: str | None = None):
         full = _is_full_sha256(weights.sha256)
         source_sha256 = weights.sha256 if full else _sha256_of_file(path)
         source = source or weights.convert_from or DEFAULT_SOURCES[weights.source_format]
-    arrays = dict(_converted_arrays(model, path, source, source_sha256))
+    converted, save_conversion = _converted_arrays(model, path, source, source_sha256)
+    arrays = dict(converted)
     arrays.pop(trained_model.MODEL_CONFIG_KEY, None)
     dictionary.DictionaryDeserializer(arrays, '', True, path).load(model)
+    save_conversion()
     return weights

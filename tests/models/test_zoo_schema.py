@@ -5,6 +5,7 @@ import hashlib
 import importlib.util
 import logging
 import pathlib
+import pickle
 import shutil
 import typing
 
@@ -282,6 +283,35 @@ def test_mismatch_reports_every_key_at_once(tmp_path, rng, pth_writer):
         assert part in message
 
 
+def test_mismatched_conversion_is_not_cached(tmp_path, rng, pth_writer):
+    _write_pth(tmp_path / 'bad.pth', pth_writer, _torch_state(rng, n_class=5))
+    with pytest.raises(errors.WeightLoadError):
+        Toy(pretrained_model=tmp_path / 'bad.pth')
+    assert not _converted(tmp_path, 'bad.pth').exists()
+
+
+@pytest.mark.parametrize('layout', ['zip', 'legacy'])
+def test_refused_file_leaves_later_loads_and_the_cache_right(tmp_path, rng, pth_writer, layout):
+    evil = tmp_path / 'evil.pth'
+    name_int32 = b'X\x04\x00\x00\x00nameX\x05\x00\x00\x00int32'
+    data = b'\x80\x02ctorch\nFloatStorage\n}' + name_int32 + b'sb.'
+    if layout == 'zip':
+        pth_writer.write_zip(evil, None, data_pkl=data)
+    else:
+        headers = b''.join(pickle.dumps(h, protocol=2) for h in (
+            0x1950A86A20F9469CFC6C, 1001, {'little_endian': True}))
+        evil.write_bytes(headers + data + pickle.dumps([], protocol=2))
+    with pytest.raises(errors.CorruptFileError, match='evil.pth'):
+        Toy(pretrained_model=evil)
+    assert not list((tmp_path / 'home').rglob('*.cvzoo.npz'))
+    state = _torch_state(rng)
+    _write_pth(tmp_path / 'good.pth', pth_writer, state)
+    _assert_loaded(Toy(pretrained_model=tmp_path / 'good.pth'), _reference(state))
+    cached = npz_serializer.read_npz(_converted(tmp_path, 'good.pth'))
+    for key, value in _reference(state).items():
+        numpy.testing.assert_array_equal(cached[key], value)
+
+
 def test_load_weights_argument_errors(tmp_path):
     with pytest.raises(TypeError, match='path_or_key'):
         zoo.load_weights(Toy(), 3)
@@ -336,8 +366,10 @@ def test_fetch_through_the_weights_mirror(tmp_path, monkeypatch):
 
 def test_real_weights_load_through_a_local_path(shared_data, tmp_path):
     shutil.copyfile(shared_data / 'weights' / 'squeezenet1_1_deepscale.pth', tmp_path / 's.pth')
-    arrays = zoo._converted_arrays(link.Chain(), str(tmp_path / 's.pth'), 'torch', 'x' * 64)
+    arrays, save = zoo._converted_arrays(link.Chain(), str(tmp_path / 's.pth'), 'torch',
+                                         'x' * 64)
     assert arrays['features.0.weight'].shape == (64, 3, 3, 3)
+    save()
     assert _converted(tmp_path, 's.pth').exists()
 
 

@@ -14,6 +14,10 @@ storage classes, torch dtypes, ``collections.OrderedDict``), each mapped to a st
 this module, and refuses every other global with :class:`UnsafePickleError`, so a
 malicious file cannot run code.
 
+The reader keeps no state that a file can change: each unpickler builds fresh stand-ins,
+and every stand-in refuses the pickle BUILD opcode (``__setstate__``), so a refused file
+cannot alter how a later file in the same process is read.
+
 >>> state = load_torch_file('resnet50.pth')  # doctest: +SKIP
 >>> state['fc.weight'].shape  # doctest: +SKIP
 (1000, 2048)
@@ -61,15 +65,49 @@ class UnsafePickleError(errors.CorruptFileError):
     """A checkpoint's pickle asked for a global outside the allowed tensor-rebuilding set."""
 
 
-class _ElementType:
+class _RefusedBuild(pickle.UnpicklingError):
+    """A pickle tried to set the state of a stand-in (BUILD); reported as UnsafePickleError."""
+
+
+class _StandIn:
+    """Base of every object a checkpoint's pickle can reach: refuses BUILD.
+
+    The unpickler's BUILD opcode calls ``__setstate__`` when an object has one; without
+    it, BUILD would write into the object's attributes.
+    """
+
+    __slots__ = ()
+
+    def __setstate__(self, state):
+        raise _RefusedBuild(f'the pickle tries to set the state of {type(self).__name__} '
+                            '(BUILD); a weight file may only rebuild tensors and state dicts')
+
+
+class _ElementType(_StandIn):
     """Stand-in for a torch storage class or a torch dtype: names an element type."""
+
+    __slots__ = ('name',)
 
     def __init__(self, name):
         self.name = name
 
 
-class _TensorType:
+class _TensorType(_StandIn):
     """Stand-in for ``torch.Tensor`` / ``torch.nn.Parameter`` in ``_rebuild_from_type_v2``."""
+
+    __slots__ = ()
+
+
+class _Function(_StandIn):
+    """Stand-in for an allowed torch function: calls ``function`` (no attributes to set)."""
+
+    __slots__ = ('function',)
+
+    def __init__(self, function):
+        self.function = function
+
+    def __call__(self, *args):
+        return self.function(*args)
 
 
 def _decode(raw, element_type, byteorder):
@@ -83,8 +121,10 @@ def _decode(raw, element_type, byteorder):
     return data.astype(dtype.newbyteorder('='), copy=False)
 
 
-class _Storage:
+class _Storage(_StandIn):
     """The elements of one storage, or a view into a root storage (legacy format)."""
+
+    __slots__ = ('element_type', 'numel', 'root', 'offset', 'data')
 
     def __init__(self, element_type, numel, root=None, offset=0):
         self.element_type = element_type
@@ -107,8 +147,10 @@ class _Storage:
         return self.root.data[self.offset:self.offset + self.numel]
 
 
-class _TensorRef:
+class _TensorRef(_StandIn):
     """A tensor waiting for its storage's bytes: turned into an array after unpickling."""
+
+    __slots__ = ('storage', 'offset', 'size', 'stride', 'element_type')
 
     def __init__(self, storage, offset, size, stride, element_type=None):
         self.storage = storage
@@ -136,7 +178,8 @@ def _rebuild_parameter(data, *unused):
 
 
 def _rebuild_from_type_v2(func, new_type, args, state):
-    if func not in _REBUILD_FUNCTIONS or new_type is not _TensorType:
+    if not (isinstance(func, _Function) and func.function in _REBUILD_FUNCTIONS
+            and isinstance(new_type, _TensorType)):
         raise pickle.UnpicklingError('_rebuild_from_type_v2 got an unexpected function or type')
     return func(*args)
 
@@ -146,16 +189,18 @@ _REBUILD_FUNCTIONS = (_rebuild_tensor, _rebuild_tensor_v2, _rebuild_tensor_v3,
 
 
 def _allowed_globals():
+    """A fresh map (module, name) -> stand-in; built per unpickler, so no load sees
+    objects another load could have touched."""
     allowed = {
         ('collections', 'OrderedDict'): collections.OrderedDict,
-        ('torch._utils', '_rebuild_tensor'): _rebuild_tensor,
-        ('torch._utils', '_rebuild_tensor_v2'): _rebuild_tensor_v2,
-        ('torch._utils', '_rebuild_tensor_v3'): _rebuild_tensor_v3,
-        ('torch._utils', '_rebuild_parameter'): _rebuild_parameter,
-        ('torch._utils', '_rebuild_parameter_with_state'): _rebuild_parameter,
-        ('torch._tensor', '_rebuild_from_type_v2'): _rebuild_from_type_v2,
-        ('torch', 'Tensor'): _TensorType,
-        ('torch.nn.parameter', 'Parameter'): _TensorType,
+        ('torch._utils', '_rebuild_tensor'): _Function(_rebuild_tensor),
+        ('torch._utils', '_rebuild_tensor_v2'): _Function(_rebuild_tensor_v2),
+        ('torch._utils', '_rebuild_tensor_v3'): _Function(_rebuild_tensor_v3),
+        ('torch._utils', '_rebuild_parameter'): _Function(_rebuild_parameter),
+        ('torch._utils', '_rebuild_parameter_with_state'): _Function(_rebuild_parameter),
+        ('torch._tensor', '_rebuild_from_type_v2'): _Function(_rebuild_from_type_v2),
+        ('torch', 'Tensor'): _TensorType(),
+        ('torch.nn.parameter', 'Parameter'): _TensorType(),
         ('torch.storage', 'UntypedStorage'): _ElementType('uint8'),
     }
     for name, element_type in _STORAGE_CLASSES.items():
@@ -166,9 +211,6 @@ def _allowed_globals():
     return allowed
 
 
-_ALLOWED_GLOBALS = _allowed_globals()
-
-
 class _RestrictedUnpickler(pickle.Unpickler):
     """An unpickler that resolves only the allowed globals, to stand-ins of this module."""
 
@@ -176,10 +218,11 @@ class _RestrictedUnpickler(pickle.Unpickler):
         super().__init__(file)
         self._file_name = file_name
         self._persistent_load = persistent_load
+        self._globals = _allowed_globals()
 
     def find_class(self, module, name):
         try:
-            return _ALLOWED_GLOBALS[module, name]
+            return self._globals[module, name]
         except KeyError:
             raise UnsafePickleError(
                 f'{self._file_name}: refused to load the global {module}.{name}; a weight '
@@ -328,6 +371,8 @@ def load_torch_checkpoint(path):
         return _resolve(tree, path)
     except errors.CorruptFileError:
         raise
+    except _RefusedBuild as exc:
+        raise UnsafePickleError(f'{path}: refused: {exc}') from None
     except (pickle.UnpicklingError, EOFError, zipfile.BadZipFile, KeyError, ValueError,
             TypeError, IndexError, AttributeError, struct.error, UnicodeDecodeError) as exc:
         raise errors.CorruptFileError(

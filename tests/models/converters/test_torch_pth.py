@@ -178,6 +178,53 @@ def test_malicious_global_inside_legacy_header(tmp_path):
     assert not canary.exists()
 
 
+def _str_op(text):
+    data = text.encode()
+    return b'X' + len(data).to_bytes(4, 'little') + data
+
+
+# BUILD (``b``) onto an allowed global: the state a file tries to give the reader's stand-in
+BUILD_PAYLOADS = {
+    'storage_dict': b'ctorch\nFloatStorage\n}' + _str_op('name') + _str_op('int32') + b'sb.',
+    'storage_slots': (b'ctorch\nFloatStorage\nN}' + _str_op('name') + _str_op('int32')
+                      + b's\x86b.'),
+    'dtype': b'ctorch\nfloat32\n}' + _str_op('name') + _str_op('int64') + b'sb.',
+    'function': (b'ctorch._utils\n_rebuild_tensor_v2\n}' + _str_op('x') + _str_op('y')
+                 + b'sb.'),
+    'tensor_type': b'ctorch\nTensor\nN}' + _str_op('x') + _str_op('y') + b's\x86b.',
+}
+
+
+def _write_raw_pickle(path, data, layout, pth_writer):
+    if layout == 'zip':
+        pth_writer.write_zip(path, None, data_pkl=data)
+        return
+    headers = b''.join(pickle.dumps(h, protocol=2) for h in (
+        torch_pth.LEGACY_MAGIC, 1001, {'little_endian': True}))
+    path.write_bytes(headers + data + pickle.dumps([], protocol=2))
+
+
+@pytest.mark.parametrize('payload', list(BUILD_PAYLOADS))
+@pytest.mark.parametrize('layout', ['zip', 'legacy'])
+def test_build_onto_a_stand_in_is_refused_and_changes_nothing(pth_writer, tmp_path, rng,
+                                                              payload, layout):
+    evil = tmp_path / 'evil.pth'
+    _write_raw_pickle(evil, BUILD_PAYLOADS[payload], layout, pth_writer)
+    with pytest.raises(torch_pth.UnsafePickleError, match='BUILD') as info:
+        torch_pth.load_torch_file(evil)
+    assert str(evil) in str(info.value)
+    # a good file read afterwards in the same process is read as written
+    arrays = {'f': _random(rng, (3, 4), 'float32'), 'i': _random(rng, (5,), 'int64')}
+    tensors = [pth_writer.tensor(str(i), a) for i, a in enumerate(arrays.values())]
+    good = tmp_path / 'good.pth'
+    write = pth_writer.write_zip if layout == 'zip' else pth_writer.write_legacy
+    write(good, dict(zip(arrays, tensors)), tensors)
+    state = torch_pth.load_torch_file(good)
+    for name, array in arrays.items():
+        assert state[name].dtype == array.dtype
+        numpy.testing.assert_array_equal(state[name], array)
+
+
 def _write_sample(pth_writer, path, layout):
     t = pth_writer.tensor('0', numpy.arange(64, dtype=numpy.float32).reshape(8, 8))
     write = pth_writer.write_zip if layout == 'zip' else pth_writer.write_legacy
