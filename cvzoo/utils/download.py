@@ -12,6 +12,7 @@ import hashlib
 import os
 import pathlib
 import shutil
+import stat
 import tarfile
 import time
 import urllib.parse
@@ -57,30 +58,72 @@ def _local_source(url: str) -> Optional[pathlib.Path]:
 
 
 def _copy_local(source: pathlib.Path, part: pathlib.Path, url: str) -> None:
+    """Copy a local file into a fresh ``part``.
+
+    Never a hard link: the ``.part`` file is later resumed (written) by an http
+    download, and writing through a link would change the user's own file.
+    """
     if not source.is_file():
         raise errors.DownloadError(f'{url}: no such file')
+    _discard(part)
+    with open(source, 'rb') as src, open(part, 'xb') as dst:
+        shutil.copyfileobj(src, dst, _CHUNK)
+
+
+def _discard(part: pathlib.Path) -> None:
+    """Remove ``part`` (a file, a link or nothing); only the name goes, never a target."""
     try:
-        os.link(source, part)  # a hard link costs nothing; fall back to a copy
-    except OSError:
-        shutil.copyfile(source, part)
+        os.unlink(part)
+    except FileNotFoundError:
+        pass
+
+
+def _resumable_size(part: pathlib.Path) -> int:
+    """The bytes already in ``part`` worth resuming; 0 when there is none.
+
+    A ``.part`` that is a symbolic link or has other hard links is not a file cvzoo
+    created (an older version hard-linked mirror files): it is discarded, not resumed.
+    """
+    try:
+        info = os.lstat(part)
+    except FileNotFoundError:
+        return 0
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
+        _discard(part)
+        return 0
+    return info.st_size
+
+
+def _open_part(part: pathlib.Path, append: bool):
+    """Open ``part`` for appending, or create it afresh; never through a link."""
+    if not append:
+        _discard(part)
+        return open(part, 'xb')
+    file = open(part, 'ab')
+    if os.fstat(file.fileno()).st_nlink > 1:  # linked since we looked: never write there
+        file.close()
+        raise errors.DownloadError(f'{part}: has other hard links; refusing to write to it')
+    return file
 
 
 def _fetch_http(url: str, part: pathlib.Path, timeout: float, quiet) -> None:
     """Stream ``url`` into ``part``, resuming with a Range request when it already holds bytes."""
-    offset = part.stat().st_size if part.exists() else 0
+    offset = _resumable_size(part)
     headers = {'Range': f'bytes={offset}-'} if offset else {}
     with requests.get(url, stream=True, timeout=timeout, headers=headers) as response:
-        if response.status_code == 416 or (offset and response.status_code == 200):
-            offset = 0  # the server ignores or refuses the range: start again
+        if response.status_code == 416:  # nothing past our bytes: they are not its file
+            _discard(part)
+            raise _Incomplete(f'{url}: the server refused to resume at byte {offset}')
+        if offset and response.status_code == 200:
+            offset = 0  # the server ignores the range: start again
         if response.status_code >= 500:  # the server's trouble: worth a retry
             raise requests.ConnectionError(f'HTTP status {response.status_code}')
         if response.status_code not in (200, 206):
             raise errors.DownloadError(f'{url}: HTTP status {response.status_code}')
         length = response.headers.get('Content-Length')
         expected = offset + int(length) if length is not None else None
-        mode = 'ab' if offset else 'wb'
-        with open(part, mode) as f, ProgressBar(total=expected, desc=part.name[:-5],
-                                                quiet=quiet, unit='B') as bar:
+        with _open_part(part, append=offset > 0) as f, ProgressBar(
+                total=expected, desc=part.name[:-5], quiet=quiet, unit='B') as bar:
             bar.update(offset)
             for chunk in response.iter_content(_CHUNK):
                 f.write(chunk)
@@ -109,9 +152,10 @@ def download(url: str, path: PathLike, sha256: Optional[str] = None, *, retries:
 
     http(s) downloads are streamed with a progress bar; a dropped connection is retried
     up to ``retries`` times, resuming with a Range request when the server allows it.
-    ``file://`` URLs and plain local paths are copied (or hard-linked). The ``.part``
-    file is renamed to ``path`` only after its sha256 matched; on a mismatch it is
-    deleted.
+    ``file://`` URLs and plain local paths are copied (never linked, so nothing cvzoo
+    writes can reach the user's file). A ``.part`` left by an interrupted run is resumed
+    only when it is a plain file with no other links. The ``.part`` file is renamed to
+    ``path`` only after its sha256 matched; on a mismatch it is deleted.
 
     Args:
         url (str): http(s)://, file:// or a local path.
@@ -134,8 +178,6 @@ def download(url: str, path: PathLike, sha256: Optional[str] = None, *, retries:
     source = _local_source(url)
     try:
         if source is not None:
-            if part.exists():
-                part.unlink()
             _copy_local(source, part, url)
         else:
             _fetch_with_retries(url, part, retries, timeout, quiet)

@@ -119,6 +119,67 @@ def test_mirror_url_is_tried_first_then_origin(http_server, home, monkeypatch):
     assert http_server.count('mirror/other.npz') == 1 and http_server.count('other.npz') == 1
 
 
+def test_mirror_file_is_copied_not_linked(home, tmp_path, monkeypatch):
+    mirror = tmp_path / 'mirror'
+    mirror.mkdir()
+    (mirror / 'w.npz').write_bytes(DATA)
+    monkeypatch.setenv('CVZOO_WEIGHTS_MIRROR', str(mirror))
+    path = cached_download('http://127.0.0.1:9/w.npz', SHA, quiet=True)
+    assert path.read_bytes() == DATA
+    assert os.stat(mirror / 'w.npz').st_nlink == 1 and os.stat(path).st_nlink == 1
+
+
+def _interrupt_hash_check(monkeypatch):
+    """Make the next sha256 check raise KeyboardInterrupt, as a Ctrl-C would."""
+    real = download_module.sha256_of
+    calls = []
+
+    def sha256_of(path):
+        calls.append(path)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return real(path)
+    monkeypatch.setattr(download_module, 'sha256_of', sha256_of)
+
+
+MIRROR_CONTENTS = {
+    'shorter': DATA[:1000],      # the server resumes the range (206) and appends
+    'same_size': b'x' * len(DATA),  # the server refuses the range (416): restart
+    'longer': DATA + b'extra',
+}
+
+
+@pytest.mark.parametrize('case', list(MIRROR_CONTENTS))
+def test_interrupted_mirror_copy_never_changes_the_mirror(http_server, home, tmp_path,
+                                                           monkeypatch, case):
+    mirror = tmp_path / 'mirror'
+    mirror.mkdir()
+    (mirror / 'w.npz').write_bytes(MIRROR_CONTENTS[case])
+    (http_server.root / 'w.npz').write_bytes(DATA)
+    monkeypatch.setenv('CVZOO_WEIGHTS_MIRROR', str(mirror))
+    _interrupt_hash_check(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        cached_download(http_server.url_for('w.npz'), SHA, quiet=True)
+    monkeypatch.delenv('CVZOO_WEIGHTS_MIRROR')
+    path = cached_download(http_server.url_for('w.npz'), SHA, quiet=True)
+    assert path.read_bytes() == DATA
+    assert (mirror / 'w.npz').read_bytes() == MIRROR_CONTENTS[case]
+
+
+@pytest.mark.parametrize('link', ['hard', 'symbolic'])
+def test_linked_part_file_is_discarded_not_resumed(http_server, home, tmp_path, link):
+    """A .part linked to a user's file (left by an older cvzoo or planted) is not written."""
+    user_file = tmp_path / 'user.bin'
+    user_file.write_bytes(DATA[:5000])
+    home.mkdir(parents=True)
+    part = home / 'w.npz.part'
+    (os.link if link == 'hard' else os.symlink)(user_file, part)
+    (http_server.root / 'w.npz').write_bytes(DATA)
+    path = cached_download(http_server.url_for('w.npz'), SHA, quiet=True)
+    assert path.read_bytes() == DATA and os.stat(path).st_nlink == 1
+    assert user_file.read_bytes() == DATA[:5000]
+
+
 def test_offline_error_names_url_and_path(home):
     url = 'http://127.0.0.1:9/weights/w.npz'  # the discard port: nothing listens
     with pytest.raises(errors.DownloadError) as info:
