@@ -4,6 +4,7 @@ import os
 
 from cvzoo import models as zoo_api
 from cvzoo.cli import predict_output
+from cvzoo.models import zoo
 from cvzoo.core import backend
 
 
@@ -56,9 +57,27 @@ def markdown_table(rows):
 
 
 def download_command(args):
-    """Fetch and verify every file of a weight key; print where they are."""
-    weights = zoo_api.resolve_weights(zoo_api.get_model_class(args.model), args.key)
-    for path in zoo_api.fetch_weights(weights):
+    """Fetch and verify every file of a weight key; print where they are.
+
+    A file whose source publishes no sha256 and that has no trust record yet is loaded
+    into its model, which records the trust only when it loads. ``--forget`` removes
+    the trust records (and the files) of the key instead.
+    """
+    model_class = zoo_api.get_model_class(args.model)
+    if args.forget:
+        removed = zoo.forget_trust(model_class, args.key)
+        for path in removed:
+            print(f'removed {path}')
+        if not removed:
+            print(f'{args.model} {args.key}: no trust record to remove')
+        return 0
+    weights = zoo_api.resolve_weights(model_class, args.key)
+    paths = zoo_api.fetch_weights(weights)
+    untrusted = [f for f in weights.all_files if f.sha256 == zoo.UNPUBLISHED
+                 and not os.path.exists(zoo.trust_record_path(f))]
+    if untrusted:
+        zoo_api.get_model(args.model, pretrained_model=args.key)
+    for path in paths:
         print(path)
     return 0
 

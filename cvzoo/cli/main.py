@@ -1,7 +1,7 @@
 """Argument parsing of the ``cvzoo`` command and dispatch to its subcommands.
 
     cvzoo models [--task TASK] [--markdown]
-    cvzoo download MODEL KEY
+    cvzoo download MODEL KEY [--forget]
     cvzoo predict IMAGE... --model NAME --pretrained-model KEY [--device D] [--topk K] [--out PNG]
 """
 
@@ -22,6 +22,9 @@ def _parser():
     download = sub.add_parser('download', help='fetch and verify the files of a weight key')
     download.add_argument('model')
     download.add_argument('key')
+    download.add_argument('--forget', action='store_true',
+                          help='remove the trust-on-first-use record of the key (and its '
+                          'file), for a source that publishes no sha256')
 
     predict = sub.add_parser('predict', help='run a pretrained model on images')
     predict.add_argument('images', nargs='+', metavar='IMAGE')

@@ -14,6 +14,13 @@ through the model's own ``convert_weights(raw, source)`` hook, loads it strictly
 only then caches the result as a cvzoo .npz beside the file (a conversion that fails
 or does not fit the model is never cached).
 
+Trust on first use: a file whose source publishes no sha256 (``UNPUBLISHED``) is trusted
+the first time it is fetched *and loads into its model*; its sha256 is then recorded in
+``$CVZOO_HOME/weights/<file_name>.sha256`` (:func:`trust_record_path`), beside the
+downloaded file, and every later load is verified against that record. A first file
+that does not load is deleted and not recorded. ``cvzoo download --forget MODEL KEY``
+(:func:`forget_trust`) removes the record, the file and its converted cache.
+
 >>> isinstance(list_models('classification'), list)
 True
 """
@@ -55,11 +62,13 @@ _SNIFFED_SOURCES = {'npz': 'cvzoo', 'hdf5': 'cvzoo', 'torch_zip': 'torch',
                     'torch_legacy': 'torch', 'darknet_weights': 'darknet'}
 _MODEL_PACKAGES = ('cvzoo.models.classification', 'cvzoo.models.detection',
                    'cvzoo.models.segmentation', 'cvzoo.models.instance_segmentation')
-# ``sha256`` of a file whose source publishes no hash: the first download records the
-# file's sha256 beside it (trust on first use) and later loads verify against the record.
+# ``sha256`` of a file whose source publishes no hash: the first download that loads
+# records the file's sha256 beside it (trust on first use; see the module docstring) and
+# later loads verify against the record.
 UNPUBLISHED = 'unpublished'
 _MIN_PREFIX = 8  # hex digits of a published sha256 prefix (torchvision publishes 8)
 _CACHE_KEY = '__cvzoo_converted_from__'
+_WEIGHTS_SUBDIR = 'weights'  # downloads go to $CVZOO_HOME/weights
 # raised when a converter's output changes, so that older cached conversions are redone
 # (2: fasterrcnn_resnet50_fpn keeps the unused COCO classes of torchvision's predictor)
 _CACHE_VERSION = 2
@@ -342,31 +351,41 @@ def _cached_download(url, sha256, file_name):
     # NOTE: imported here, so that the zoo imports without the download stack (requests).
     from cvzoo.utils import download
 
-    return download.cached_download(url, sha256, file_name=file_name, subdir='weights')
+    return download.cached_download(url, sha256, file_name=file_name, subdir=_WEIGHTS_SUBDIR)
 
 
 def _is_full_sha256(sha256):
     return re.fullmatch('[0-9a-f]{64}', sha256) is not None
 
 
+def trust_record_path(weight_file: WeightFile) -> str:
+    """Where the trust-on-first-use record of an ``UNPUBLISHED`` file lives:
+    ``$CVZOO_HOME/weights/<file_name>.sha256``, beside the downloaded file."""
+    return os.fspath(paths.cvzoo_home() / _WEIGHTS_SUBDIR / (weight_file.file_name + '.sha256'))
+
+
 def _hash_problem(weight_file, path):
-    """Why the file at ``path`` fails its entry's prefix or recorded hash (None if it passes)."""
+    """Check ``path`` against its entry's prefix or its trust record.
+
+    Returns:
+        tuple: ``(problem, pending)``: why the file fails (None if it passes), and for an
+        ``UNPUBLISHED`` file seen for the first time, ``(record_path, sha256)`` to be
+        written once the file has loaded (else None).
+    """
     actual = _sha256_of_file(path)
     if weight_file.sha256 != UNPUBLISHED:
         if actual.startswith(weight_file.sha256):
-            return None
-        return f'sha256 {actual} does not start with the published {weight_file.sha256}'
+            return None, None
+        return f'sha256 {actual} does not start with the published {weight_file.sha256}', None
     record = path + '.sha256'
     if not os.path.exists(record):
-        _logger.warning('%s: its source publishes no sha256; trusting this first download '
-                        'and recording its sha256 %s in %s', weight_file.url, actual, record)
-        with open(record, 'w') as file:
-            file.write(actual + '\n')
-        return None
+        return None, (record, actual)
     with open(record) as file:
         recorded = file.read().strip()
-    return None if recorded == actual else (
-        f'sha256 {actual} differs from {recorded} recorded at the first download in {record}')
+    if recorded == actual:
+        return None, None
+    return (f'sha256 {actual} differs from {recorded} recorded at the first download in '
+            f'{record} (`cvzoo download --forget MODEL KEY` removes the record)'), None
 
 
 def _fetch_verified(weight_file):
@@ -374,26 +393,36 @@ def _fetch_verified(weight_file):
 
     A cached file that fails the check is deleted and fetched once more; if the fresh
     copy fails too, it is deleted and DownloadError names the URL and the path.
+
+    Returns:
+        tuple: ``(path, pending)``, ``pending`` as in :func:`_hash_problem`.
     """
     if _is_full_sha256(weight_file.sha256):
         return os.fspath(_cached_download(weight_file.url, weight_file.sha256,
-                                          weight_file.file_name))
+                                          weight_file.file_name)), None
     problem = None
     for _ in range(2):
         path = os.fspath(_cached_download(weight_file.url, None, weight_file.file_name))
-        problem = _hash_problem(weight_file, path)
+        problem, pending = _hash_problem(weight_file, path)
         if problem is None:
-            return path
+            return path, pending
         os.remove(path)
     raise errors.DownloadError(f'{weight_file.url}: {problem}; the file {path} was deleted')
+
+
+def _fetch_all(weights):
+    """Fetch every file of an entry; return (paths, pending trust records)."""
+    fetched = [_fetch_verified(f) for f in weights.all_files]
+    return [path for path, _ in fetched], [pending for _, pending in fetched if pending]
 
 
 def fetch_weights(weights: Weights) -> list:
     """Download (or find in the cache or the mirror) every file of an entry, verified.
 
     ``sha256`` is checked in full when it has 64 hex digits, as a prefix when the source
-    publishes only a prefix, and against the sha256 recorded at the first download (a
-    ``.sha256`` file beside it) for ``UNPUBLISHED``.
+    publishes only a prefix, and against the sha256 recorded at the first successful
+    load (see :func:`load_weights`) for ``UNPUBLISHED``. Fetching alone records no
+    trust: a file with no record is returned unverified.
 
     Returns:
         list of str: local paths, the main file first, then ``weights.files``.
@@ -402,7 +431,52 @@ def fetch_weights(weights: Weights) -> list:
         cvzoo.errors.DownloadError: a file cannot be fetched or fails its check (the file
             is deleted; the message names the URL and the path).
     """
-    return [_fetch_verified(f) for f in weights.all_files]
+    return _fetch_all(weights)[0]
+
+
+def _record_trust(pending, url):
+    for record, sha256 in pending:
+        _logger.warning('%s: its source publishes no sha256; trusting this first download, '
+                        'which loaded, and recording its sha256 %s in %s', url, sha256, record)
+        with atomic_write.atomic_write(record) as tmp_path, open(tmp_path, 'w') as file:
+            file.write(sha256 + '\n')
+
+
+def _drop_untrusted(pending):
+    """Delete first-seen files that did not load, so that the next load fetches them again."""
+    for record, _ in pending:
+        path = record[:-len('.sha256')]
+        _logger.warning('%s: not trusted (it did not load) and deleted', path)
+        for name in (path, path + '.cvzoo.npz'):
+            if os.path.exists(name):
+                os.remove(name)
+
+
+def forget_trust(model_class, key: str) -> list:
+    """Undo trust on first use for the ``UNPUBLISHED`` files of a weight key.
+
+    Removes each file's record ``$CVZOO_HOME/weights/<file_name>.sha256``, the
+    downloaded file and its converted cache, so that the next load fetches the file
+    again and trusts it only once it loads.
+
+    Returns:
+        list of str: the paths removed.
+
+    Raises:
+        ValueError: no such key.
+    """
+    weights = resolve_weights(model_class, key)
+    removed = []
+    for weight_file in weights.all_files:
+        if weight_file.sha256 != UNPUBLISHED:
+            continue
+        record = trust_record_path(weight_file)
+        path = record[:-len('.sha256')]
+        for name in (record, path, path + '.cvzoo.npz'):
+            if os.path.exists(name):
+                os.remove(name)
+                removed.append(name)
+    return removed
 
 
 def _sha256_of_file(path):
@@ -515,20 +589,34 @@ def load_weights(model, path_or_key, source: str | None = None):
     if not isinstance(path_or_key, (str, os.PathLike)):
         raise TypeError(f'path_or_key: expected a weights key or a path, got '
                         f'{type(path_or_key).__name__}')
-    weights = None
     if os.path.isfile(path_or_key):
         path = os.fspath(path_or_key)
-        source_sha256 = _sha256_of_file(path)
         source = source or _SNIFFED_SOURCES[file_format.sniff_format(path)]
-    else:
-        weights = resolve_weights(model, os.fspath(path_or_key))
-        path = fetch_weights(weights)[0]
-        full = _is_full_sha256(weights.sha256)
-        source_sha256 = weights.sha256 if full else _sha256_of_file(path)
-        source = source or weights.convert_from or DEFAULT_SOURCES[weights.source_format]
+        _load_converted(model, path, source, _sha256_of_file(path))
+        return None
+    weights = resolve_weights(model, os.fspath(path_or_key))
+    _load_entry(model, weights, source)
+    return weights
+
+
+def _load_entry(model, weights, source):
+    """Fetch and load a zoo entry; record first-use trust only once it has loaded."""
+    fetched, pending = _fetch_all(weights)
+    path = fetched[0]
+    source_sha256 = weights.sha256 if _is_full_sha256(weights.sha256) else _sha256_of_file(path)
+    source = source or weights.convert_from or DEFAULT_SOURCES[weights.source_format]
+    try:
+        _load_converted(model, path, source, source_sha256)
+    except Exception:
+        _drop_untrusted(pending)
+        raise
+    _record_trust(pending, weights.url)
+
+
+def _load_converted(model, path, source, source_sha256):
+    """Convert (or read the cached conversion of) ``path`` and load it strictly."""
     converted, save_conversion = _converted_arrays(model, path, source, source_sha256)
     arrays = dict(converted)
     arrays.pop(trained_model.MODEL_CONFIG_KEY, None)
     dictionary.DictionaryDeserializer(arrays, '', True, path).load(model)
     save_conversion()
-    return weights

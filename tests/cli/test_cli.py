@@ -1,8 +1,14 @@
+import pathlib
+import typing
+
 import numpy
 import pytest
 from PIL import Image
 
 from cvzoo.cli import commands, main
+from cvzoo.core.links import link
+from cvzoo.core.variable import Parameter
+from cvzoo.models import zoo
 
 
 class _FakeClassifier:
@@ -128,3 +134,59 @@ def test_predict_segmentation_overlays_dataset_colours(monkeypatch, capsys, imag
     # The black image blended with CamVid's Road colour, not another palette's.
     road = numpy.asarray(camvid_label_colors[3], numpy.float32)
     numpy.testing.assert_allclose(picture[8, 15], road * 0.5, atol=2)
+
+
+class _TrustToy(link.Link):
+    """A one-parameter model whose weight entry publishes no sha256."""
+
+    weights: typing.ClassVar[dict] = {}
+
+    def __init__(self, pretrained_model=None):
+        super().__init__()
+        with self.init_scope():
+            self.W = Parameter(numpy.zeros(3, numpy.float32))
+        if pretrained_model:
+            zoo.load_weights(self, pretrained_model)
+
+
+@pytest.fixture
+def trust_toy(http_server, monkeypatch, tmp_path):
+    """'trust_toy' registered with key 'imagenet' served (UNPUBLISHED) from 127.0.0.1."""
+    monkeypatch.setenv('CVZOO_HOME', str(tmp_path / 'home'))
+    monkeypatch.delenv('CVZOO_WEIGHTS_MIRROR', raising=False)
+    zoo._import_all_models()
+    monkeypatch.setattr(zoo, '_REGISTRY', {})
+    zoo.register('trust_toy', task='classification')(_TrustToy)
+    entry = zoo.Weights(
+        url=http_server.url_for('toy.npz'), sha256=zoo.UNPUBLISHED, source_format='cvzoo_npz',
+        n_class=3, label_names=('a', 'b', 'c'),
+        preset=zoo.Preset(size=8, mean=(0.0, 0.0, 0.0)),
+        reported=zoo.Score('top1', 0.5, 'imagenet_val', 'a test'))
+    monkeypatch.setattr(_TrustToy, 'weights', {'imagenet': entry})
+    return http_server, pathlib.Path(zoo.trust_record_path(entry.main_file))
+
+
+def _serve_toy_npz(http_server, shape):
+    with open(http_server.root / 'toy.npz', 'wb') as file:
+        numpy.savez(file, W=numpy.arange(numpy.prod(shape), dtype=numpy.float32).reshape(shape))
+
+
+def test_download_trusts_only_a_file_that_loads(trust_toy, capsys):
+    http_server, record = trust_toy
+    _serve_toy_npz(http_server, (4,))  # the wrong file: W does not fit
+    assert main.main(['download', 'trust_toy', 'imagenet']) == 2
+    assert 'W' in capsys.readouterr().err and not record.exists()
+    _serve_toy_npz(http_server, (3,))
+    assert main.main(['download', 'trust_toy', 'imagenet']) == 0
+    assert record.exists() and str(record)[:-len('.sha256')] in capsys.readouterr().out
+
+
+def test_download_forget_removes_the_record(trust_toy, capsys):
+    http_server, record = trust_toy
+    _serve_toy_npz(http_server, (3,))
+    assert main.main(['download', 'trust_toy', 'imagenet']) == 0
+    assert record.exists()
+    assert main.main(['download', '--forget', 'trust_toy', 'imagenet']) == 0
+    assert f'removed {record}' in capsys.readouterr().out and not record.exists()
+    assert main.main(['download', 'trust_toy', 'imagenet', '--forget']) == 0
+    assert 'no trust record' in capsys.readouterr().out

@@ -453,24 +453,81 @@ def test_published_prefix_is_checked(http_server, monkeypatch, tmp_path):
     assert not cached.exists()
 
 
-def test_unpublished_hash_is_recorded_then_verified(http_server, monkeypatch, tmp_path,
-                                                    caplog):
-    entry, cached = _serve_with_hash(http_server, monkeypatch, tmp_path, zoo.UNPUBLISHED)
-    with caplog.at_level(logging.WARNING, logger=zoo.__name__):
-        zoo.fetch_weights(entry)
-    assert 'publishes no sha256' in caplog.text and 'trusting' in caplog.text
+def _serve_unpublished(http_server, pth_writer, monkeypatch, tmp_path, state):
+    _write_pth(http_server.root / 'toy-1234.pth', pth_writer, state)
+    entry, cached = _serve_with_hash(http_server, monkeypatch, tmp_path, zoo.UNPUBLISHED,
+                                     (http_server.root / 'toy-1234.pth').read_bytes())
+    monkeypatch.setattr(Toy, 'weights', {'imagenet': entry})
+    return entry, cached
+
+
+def test_unpublished_hash_is_recorded_then_verified(http_server, pth_writer, rng, monkeypatch,
+                                                    tmp_path, caplog):
+    state = _torch_state(rng)
+    entry, cached = _serve_unpublished(http_server, pth_writer, monkeypatch, tmp_path, state)
     record = cached.with_name('toy-1234.pth.sha256')
-    assert record.read_text().strip() == hashlib.sha256(b'weights' * 9).hexdigest()
-    zoo.fetch_weights(entry)
+    assert zoo.fetch_weights(entry) == [str(cached)]
+    assert not record.exists()  # fetching alone trusts nothing
+    with caplog.at_level(logging.WARNING, logger=zoo.__name__):
+        _assert_loaded(Toy(pretrained_model='imagenet'), _reference(state))
+    assert 'publishes no sha256' in caplog.text and 'trusting' in caplog.text
+    assert str(record) == zoo.trust_record_path(entry.main_file)
+    digest = hashlib.sha256(cached.read_bytes()).hexdigest()
+    assert record.read_text().strip() == digest
+    _assert_loaded(Toy(pretrained_model='imagenet'), _reference(state))
     assert http_server.count('toy-1234.pth') == 1
     cached.write_bytes(b'weights')  # corrupt in the cache: fetched again, then verified
     zoo.fetch_weights(entry)
-    assert http_server.count('toy-1234.pth') == 2 and cached.read_bytes() == b'weights' * 9
+    assert http_server.count('toy-1234.pth') == 2
+    assert hashlib.sha256(cached.read_bytes()).hexdigest() == digest
     (http_server.root / 'toy-1234.pth').write_bytes(b'other' * 9)  # the source changed
     cached.write_bytes(b'x')
     with pytest.raises(errors.DownloadError, match='recorded at the first download'):
         zoo.fetch_weights(entry)
     assert not cached.exists()
+
+
+def test_first_file_that_does_not_load_is_not_trusted(http_server, pth_writer, rng,
+                                                      monkeypatch, tmp_path):
+    wrong = _torch_state(rng, n_class=5)
+    _, cached = _serve_unpublished(http_server, pth_writer, monkeypatch, tmp_path, wrong)
+    with pytest.raises(errors.WeightLoadError):
+        Toy(pretrained_model='imagenet')
+    assert not cached.with_name('toy-1234.pth.sha256').exists()
+    assert not cached.exists()  # deleted, so that the next load fetches it again
+    right = _torch_state(rng)
+    _write_pth(http_server.root / 'toy-1234.pth', pth_writer, right)
+    _assert_loaded(Toy(pretrained_model='imagenet'), _reference(right))
+    assert cached.with_name('toy-1234.pth.sha256').exists()
+
+
+def test_corrupt_first_file_is_not_trusted(http_server, pth_writer, rng, monkeypatch,
+                                           tmp_path):
+    _, cached = _serve_unpublished(http_server, pth_writer, monkeypatch, tmp_path,
+                                   _torch_state(rng))
+    (http_server.root / 'toy-1234.pth').write_bytes(b'<html>not found</html>')
+    with pytest.raises(errors.CorruptFileError, match='toy-1234.pth'):
+        Toy(pretrained_model='imagenet')
+    assert not cached.with_name('toy-1234.pth.sha256').exists()
+
+
+def test_forget_trust_removes_the_record(http_server, pth_writer, rng, monkeypatch, tmp_path):
+    first = _torch_state(rng)
+    entry, cached = _serve_unpublished(http_server, pth_writer, monkeypatch, tmp_path, first)
+    Toy(pretrained_model='imagenet')
+    record = pathlib.Path(zoo.trust_record_path(entry.main_file))
+    assert record.exists()
+    second = _torch_state(rng)  # the source publishes new weights under the same name
+    _write_pth(http_server.root / 'toy-1234.pth', pth_writer, second)
+    cached.unlink()
+    with pytest.raises(errors.DownloadError, match='--forget'):
+        Toy(pretrained_model='imagenet')
+    removed = zoo.forget_trust(Toy, 'imagenet')
+    assert str(record) in removed and not record.exists()
+    _assert_loaded(Toy(pretrained_model='imagenet'), _reference(second))
+    assert record.read_text().strip() == hashlib.sha256(cached.read_bytes()).hexdigest()
+    with pytest.raises(ValueError, match='no weights'):
+        zoo.forget_trust(Toy, 'voc')
 
 
 def test_prefix_entry_loads_and_caches_by_full_hash(http_server, pth_writer, rng, monkeypatch,
