@@ -77,6 +77,22 @@ def test_length_mismatch_names_the_argument():
                             [_arr([])], [numpy.zeros(0, int)])
 
 
+@pytest.mark.parametrize('where, bad, message', [
+    ('pred', [[numpy.nan, 0, 1, 1]], r'pred_bboxes\[1\].*finite.*image 1'),
+    ('pred', [[0, 0, -numpy.inf, 1]], r'pred_bboxes\[1\].*finite'),
+    ('gt', [[0, 0, 1, numpy.nan]], r'gt_bboxes\[1\].*finite.*image 1'),
+    ('gt', numpy.zeros((1, 5)), r'gt_bboxes\[1\]: expected shape \(R, 4\)'),
+], ids=['nan_pred', 'inf_pred', 'nan_gt', 'five_columns'])
+def test_bad_boxes_name_the_argument_and_image(where, bad, message):
+    ok = _arr([[0, 0, 1, 1]])
+    bad = numpy.asarray(bad, numpy.float32)
+    pred = [ok, bad] if where == 'pred' else [ok, ok]
+    gt = [ok, bad] if where == 'gt' else [ok, ok]
+    labels = [numpy.array([0])] * 2
+    with pytest.raises(ValueError, match=message):
+        eval_detection_coco(pred, labels, [numpy.array([0.9])] * 2, gt, labels)
+
+
 def _random_problem(seed, n_img=25, n_class=4, n_pred=30, n_gt=8):
     rng = numpy.random.default_rng(seed)
     pred, gt = {'bbox': [], 'label': [], 'score': []}, {'bbox': [], 'label': [], 'area': [],

@@ -96,6 +96,40 @@ def test_bad_arguments_name_the_argument():
         eval_detection_voc(GT, GT_LABEL, [numpy.array([0.9, 0.8])], GT, GT_LABEL, iou_thresh=2)
 
 
+def _two_images(pred_bbox=None, gt_bbox=None, pred_label=None, gt_label=None):
+    """Arguments for two images; the second image's arrays are replaced as given."""
+    ok_bbox, ok_label = _box([0, 0, 10, 10]), numpy.array([0])
+    return ([ok_bbox, ok_bbox if pred_bbox is None else pred_bbox],
+            [ok_label, ok_label if pred_label is None else pred_label],
+            [numpy.array([0.9]), numpy.array([0.9])],
+            [ok_bbox, ok_bbox if gt_bbox is None else gt_bbox],
+            [ok_label, ok_label if gt_label is None else gt_label])
+
+
+BAD_INPUTS = {
+    'nan_pred': ({'pred_bbox': _box([numpy.nan] * 4)}, r'pred_bboxes\[1\].*finite.*image 1'),
+    'inf_pred': ({'pred_bbox': _box([0, 0, numpy.inf, 10])}, r'pred_bboxes\[1\].*finite'),
+    'nan_gt': ({'gt_bbox': _box([0, numpy.nan, 10, 10])}, r'gt_bboxes\[1\].*finite.*image 1'),
+    'five_columns': ({'pred_bbox': numpy.zeros((1, 5), numpy.float32)},
+                     r'pred_bboxes\[1\]: expected shape \(R, 4\)'),
+    'negative_gt_label': ({'gt_label': numpy.array([-1])}, r'gt_labels\[1\].*>= 0'),
+    'negative_pred_label': ({'pred_label': numpy.array([-2])}, r'pred_labels\[1\].*>= 0'),
+}
+
+
+@pytest.mark.parametrize('case', list(BAD_INPUTS))
+def test_bad_boxes_and_labels_name_the_argument_and_image(case):
+    changes, message = BAD_INPUTS[case]
+    with pytest.raises(ValueError, match=message):
+        eval_detection_voc(*_two_images(**changes))
+
+
+def test_all_nan_prediction_does_not_score():
+    nan = [_box([numpy.nan] * 4, [numpy.nan] * 4)]
+    with pytest.raises(ValueError, match='pred_bboxes'):
+        eval_detection_voc(nan, GT_LABEL, [numpy.array([0.9, 0.8])], GT, GT_LABEL)
+
+
 def _iou(a, b):
     tl = numpy.maximum(a[:, None, :2], b[None, :, :2])
     br = numpy.minimum(a[:, None, 2:], b[None, :, 2:])

@@ -48,7 +48,9 @@ def test_absent_class_is_nan():
     ([numpy.zeros((2, 2))], [numpy.zeros((2, 2)), numpy.zeros((2, 2))], 'pred_labels'),
     ([numpy.zeros((2, 2))] * 2, [numpy.zeros((2, 2))], 'gt_labels'),
     ([-numpy.ones((2, 2))], [numpy.zeros((2, 2))], 'pred_labels'),
-], ids=['shape', 'fewer_preds', 'fewer_gts', 'negative_pred'])
+    ([numpy.full((2, 2), 100000)], [numpy.zeros((2, 2))], r'pred_labels\[0\].*< 4096'),
+    ([numpy.zeros((2, 2))], [numpy.full((2, 2), 100000)], r'gt_labels\[0\].*100000'),
+], ids=['shape', 'fewer_preds', 'fewer_gts', 'negative_pred', 'huge_pred', 'huge_gt'])
 def test_errors(pred, gt, match):
     with pytest.raises(ValueError, match=match):
         eval_semantic_segmentation(pred, gt)

@@ -33,3 +33,22 @@ def flatten(values, dtype, tail=()):
         return numpy.zeros((0,) + tuple(tail), dtype), img
     return numpy.concatenate([numpy.asarray(v, dtype).reshape((-1,) + tuple(tail))
                               for v in values]), img
+
+
+def check_finite(name, values):
+    """Check that no array holds NaN or infinity (a NaN box compares False with every
+    threshold, so it would claim a ground truth or escape every filter)."""
+    for i, value in enumerate(values):
+        bad = ~numpy.isfinite(value)
+        if bad.any():
+            row = int(numpy.argwhere(bad)[0][0])
+            raise ValueError(f'{name}[{i}]: expected finite coordinates, got '
+                             f'{value[row].tolist()} in row {row} (image {i})')
+
+
+def check_labels(name, values):
+    """Check that every label is >= 0 (detection has no background class)."""
+    for i, value in enumerate(values):
+        if value.size and value.min() < 0:
+            raise ValueError(f'{name}[{i}]: expected labels >= 0, got {int(value.min())} '
+                             f'(image {i})')

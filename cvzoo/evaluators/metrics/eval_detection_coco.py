@@ -75,6 +75,8 @@ def eval_detection_coco(pred_bboxes, pred_labels, pred_scores, gt_bboxes, gt_lab
     gt_bboxes = [b.reshape(-1, 4) if b.size == 0 else b for b in gt_bboxes]
     _inputs.check_rows('pred_bboxes', pred_bboxes, (4,))
     _inputs.check_rows('gt_bboxes', gt_bboxes, (4,))
+    _inputs.check_finite('pred_bboxes', pred_bboxes)
+    _inputs.check_finite('gt_bboxes', gt_bboxes)
     n_pred = [len(b) for b in pred_bboxes]
     n_gt = [len(b) for b in gt_bboxes]
     _inputs.check_rows('pred_labels', pred_labels, (), n_pred)

@@ -20,11 +20,19 @@ def _check_detection_inputs(pred_bboxes, pred_labels, pred_scores, gt_bboxes, gt
             ('pred_labels', pred_labels), ('pred_scores', pred_scores),
             (f'gt_{bbox_name}', gt_bboxes), ('gt_labels', gt_labels),
             ('gt_difficults', gt_difficults))]
+    if bbox_name == 'bboxes':
+        for index in (0, 3):
+            lists[index] = [b.reshape(0, 4) if b.size == 0 else b for b in lists[index]]
+            name = ('pred_' if index == 0 else 'gt_') + bbox_name
+            _inputs.check_rows(name, lists[index], (4,))
+            _inputs.check_finite(name, lists[index])
     n_pred = [len(b) for b in lists[0]]
     n_gt = [len(b) for b in lists[3]]
     _inputs.check_rows('pred_labels', lists[1], (), n_pred)
     _inputs.check_rows('pred_scores', lists[2], (), n_pred)
     _inputs.check_rows('gt_labels', lists[4], (), n_gt)
+    _inputs.check_labels('pred_labels', lists[1])
+    _inputs.check_labels('gt_labels', lists[4])
     if lists[5] is not None:
         _inputs.check_rows('gt_difficults', lists[5], (), n_gt)
     return lists
@@ -163,6 +171,10 @@ def eval_detection_voc(pred_bboxes, pred_labels, pred_scores, gt_bboxes, gt_labe
     Returns:
         dict: ``'ap'`` (n_class,) float64 AP per class (nan for a class absent from both
         or with only difficult boxes) and ``'map'`` their nanmean (float).
+
+    Raises:
+        ValueError: naming the argument and the image: a box array not of shape (R, 4),
+            a NaN or infinite coordinate, a negative label, or counts that differ.
 
     >>> bbox = [numpy.array([[0, 0, 10, 10]], numpy.float32)]
     >>> label = [numpy.array([0])]

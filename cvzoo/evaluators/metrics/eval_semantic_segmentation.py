@@ -2,6 +2,10 @@
 
 import numpy
 
+# Classes above this are an input error, refused before the (n_class, n_class) matrix is
+# allocated (a stray 100000 would ask for 74 GiB); ADE20K's full label set has 3688.
+MAX_N_CLASS = 4096
+
 
 def calc_semantic_segmentation_confusion(pred_labels, gt_labels):
     """Count (ground truth, prediction) pairs of classes over all pixels.
@@ -16,8 +20,8 @@ def calc_semantic_segmentation_confusion(pred_labels, gt_labels):
         n_class is one more than the largest class seen.
 
     Raises:
-        ValueError: shapes differ, a prediction is negative, or the iterables have
-            different lengths.
+        ValueError: shapes differ, a prediction is negative, a class is
+            >= ``MAX_N_CLASS`` (4096), or the iterables have different lengths.
     """
     confusion = numpy.zeros((0, 0), numpy.int64)
     pred_iter, gt_iter = iter(pred_labels), iter(gt_labels)
@@ -37,6 +41,10 @@ def calc_semantic_segmentation_confusion(pred_labels, gt_labels):
             raise ValueError(f'pred_labels[{index}]: expected classes >= 0 where the ground '
                              f'truth is not ignored, got {int(pred_label.min())}')
         n_class = int(max(pred_label.max(initial=-1), gt_label.max(initial=-1))) + 1
+        if n_class > MAX_N_CLASS:
+            name = 'pred_labels' if pred_label.max(initial=-1) >= MAX_N_CLASS else 'gt_labels'
+            raise ValueError(f'{name}[{index}]: expected classes < {MAX_N_CLASS}, got '
+                             f'{n_class - 1}')
         if n_class > len(confusion):
             grown = numpy.zeros((n_class, n_class), numpy.int64)
             grown[:len(confusion), :len(confusion)] = confusion
