@@ -12,6 +12,7 @@ True
 """
 
 import sys
+import threading
 from typing import Any, Union
 
 import numpy
@@ -90,10 +91,25 @@ class Device:
         return to_device(array, self)
 
     def use(self):
-        """Make this device current (a no-op on the CPU); usable as a context manager."""
+        """Make this device current in this thread (a no-op on the CPU); return self.
+
+        ``with device:`` makes it current for the block only.
+        """
         if self.kind == 'cuda':
-            return _import_cupy().cuda.Device(self.id)
-        return _NullContext()
+            _import_cupy().cuda.Device(self.id).use()
+        return self
+
+    def __enter__(self):
+        if self.kind == 'cuda':
+            scope = _import_cupy().cuda.Device(self.id)
+        else:
+            scope = _NULL_CONTEXT
+        _scopes().append(scope)
+        scope.__enter__()
+        return self
+
+    def __exit__(self, *exc_info):
+        return _scopes().pop().__exit__(*exc_info)
 
     def __eq__(self, other):
         return isinstance(other, Device) and other.name == self.name
@@ -114,6 +130,18 @@ class _NullContext:
 
     def __exit__(self, *exc_info):
         return False
+
+
+_NULL_CONTEXT = _NullContext()
+_thread_state = threading.local()
+
+
+def _scopes():
+    """The CuPy device contexts that ``with device:`` blocks of this thread have entered."""
+    stack = getattr(_thread_state, 'scopes', None)
+    if stack is None:
+        stack = _thread_state.scopes = []
+    return stack
 
 
 CPU = Device('cpu')
@@ -223,6 +251,144 @@ def check_same_device(arrays, what: str) -> None:
                 f'{what}: inputs live on different devices, {first} and {device}; '
                 'move them with to_device() or F.copy() first'
             )
+
+
+def using_device_of(*arrays):
+    """A context manager that makes the device of the first GPU array current.
+
+    The engine wraps each FunctionNode's forward and backward and each optimizer update in
+    it, so that work on arrays of ``'cuda:1'`` runs with GPU 1 current. Arguments may be
+    arrays, Variables, None, or lists of them; without a GPU array (or without CuPy) the
+    block runs unchanged.
+
+    >>> import numpy as np
+    >>> with using_device_of(np.zeros(2)):
+    ...     pass
+    """
+    cupy = _cupy_if_loaded()
+    if cupy is None:
+        return _NULL_CONTEXT
+    for x in arrays:
+        if isinstance(x, (list, tuple)):
+            for item in x:
+                item = _raw(item)
+                if isinstance(item, cupy.ndarray):
+                    return cupy.cuda.Device(item.device.id)
+            continue
+        x = _raw(x)
+        if isinstance(x, cupy.ndarray):
+            return cupy.cuda.Device(x.device.id)
+    return _NULL_CONTEXT
+
+
+def on_device_of(value, reference: Array, dtype=None) -> Array:
+    """Return host-side ``value`` (array, list or scalar) as an array on ``reference``'s device.
+
+    For small arguments given on the host (class weights, indexes, labels) meeting device
+    arrays: they are copied once, explicitly. None stays None.
+
+    >>> import numpy as np
+    >>> on_device_of([1, 2], np.zeros(3), dtype=np.int32)
+    array([1, 2], dtype=int32)
+    """
+    if value is None:
+        return None
+    device = get_device_from_array(reference)
+    source = get_device_from_array(value)
+    if source.kind == 'cuda' and source != device:
+        raise errors.DeviceMismatchError(
+            f'an argument on {source} met arrays on {device}; move it with to_device() first')
+    if device.kind == 'cpu':
+        return numpy.asarray(to_numpy(value), dtype=dtype)
+    cupy = _import_cupy()
+    with cupy.cuda.Device(device.id):
+        return cupy.asarray(value, dtype=dtype)
+
+
+def num_gpus() -> int:
+    """How many CUDA GPUs are visible (0 without CuPy or without a GPU)."""
+    if not is_cuda_available():
+        return 0
+    return int(_import_cupy().cuda.runtime.getDeviceCount())
+
+
+def try_gpu(i: int = 0) -> Device:
+    """``Device('cuda:i')`` when GPU ``i`` exists, else the CPU (as in the d2l book).
+
+    >>> str(try_gpu(10000))
+    'cpu'
+    """
+    return Device(f'cuda:{i}') if 0 <= i < num_gpus() else CPU
+
+
+def try_all_gpus() -> list:
+    """Every visible GPU as a Device, or ``[Device('cpu')]`` when there is none."""
+    return [Device(f'cuda:{i}') for i in range(num_gpus())] or [CPU]
+
+
+_KERNEL_TWINS = {}
+_KERNEL_SIGNATURES = {}
+
+
+class ElementwiseKernel:
+    """A ``cupy.ElementwiseKernel`` on device arrays, its NumPy twin on host arrays.
+
+    Made by :func:`elementwise_kernel`; called with the kernel's inputs, returns its
+    outputs (a tuple when it has several). The CUDA kernel is compiled on first use per
+    process, with the arrays' device current.
+    """
+
+    def __init__(self, in_params, out_params, operation, name, numpy_fallback):
+        self.in_params, self.out_params = in_params, out_params
+        self.operation, self.name = operation, name
+        self.numpy_fallback = numpy_fallback
+        self._kernel = None
+
+    def __call__(self, *inputs):
+        xp = get_array_module(*inputs)
+        if xp is numpy:
+            return self.numpy_fallback(*inputs)
+        if self._kernel is None:
+            self._kernel = xp.ElementwiseKernel(self.in_params, self.out_params,
+                                                self.operation, self.name)
+        with using_device_of(*inputs):
+            return self._kernel(*inputs)
+
+
+def elementwise_kernel(in_params: str, out_params: str, operation: str, name: str,
+                       numpy_fallback) -> ElementwiseKernel:
+    """Write one's own GPU kernel with a NumPy twin, as Chainer's GPU guide does.
+
+    Args:
+        in_params (str): CuPy's input declaration, e.g. ``'T x, T y'``.
+        out_params (str): the output declaration, e.g. ``'T z'``.
+        operation (str): the CUDA C body for one element, e.g. ``'z = x * y'``.
+        name (str): the kernel's name (unique in the process).
+        numpy_fallback: callable on NumPy arrays giving the same output(s).
+
+    Returns:
+        ElementwiseKernel: callable on NumPy or CuPy arrays alike.
+
+    >>> import numpy as np
+    >>> squared_diff = elementwise_kernel(
+    ...     'T x, T y', 'T z', 'z = (x - y) * (x - y)', 'doc_squared_diff',
+    ...     lambda x, y: (x - y) ** 2)
+    >>> squared_diff(np.array([3.0]), np.array([1.0]))
+    array([4.])
+    """
+    signature = (in_params, out_params, operation)
+    if _KERNEL_SIGNATURES.setdefault(name, signature) != signature:
+        raise ValueError(f'elementwise_kernel: name {name!r} is taken by another kernel')
+    _KERNEL_TWINS[name] = numpy_fallback
+    return ElementwiseKernel(in_params, out_params, operation, name, numpy_fallback)
+
+
+def numpy_twin_of(name: str):
+    """The NumPy twin registered for kernel ``name`` (used by the CuPy stand-in)."""
+    try:
+        return _KERNEL_TWINS[name]
+    except KeyError:
+        raise KeyError(f'no kernel named {name!r} was made by elementwise_kernel') from None
 
 
 def nccl_module():

@@ -10,6 +10,7 @@ import itertools
 
 import numpy
 
+from cvzoo.core import backend
 from cvzoo.core import config as config_module
 from cvzoo.core import parallel
 from cvzoo.core import variable as variable_module
@@ -156,7 +157,8 @@ def _take_output_grads(function_node, grads, targets, retain_grad):
 
 
 def _call_backward(function_node, target_indexes, grad_outputs):
-    grad_inputs = function_node.backward(target_indexes, grad_outputs)
+    with backend.using_device_of(grad_outputs):
+        grad_inputs = function_node.backward(target_indexes, grad_outputs)
     if not isinstance(grad_inputs, (tuple, list)):
         raise TypeError(f'{function_node.label}.backward must return a tuple')
     n_input = len(function_node.inputs)

@@ -61,7 +61,8 @@ class FunctionNode:
         backend.check_same_device(in_data, self.label)
         self._input_indexes_to_retain = ()
         self._output_indexes_to_retain = ()
-        out_data = self.forward(in_data)
+        with backend.using_device_of(in_data):
+            out_data = self.forward(in_data)
         if not isinstance(out_data, tuple):
             raise TypeError(f'{self.label}.forward must return a tuple, got {type(out_data)}')
 

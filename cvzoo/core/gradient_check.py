@@ -35,10 +35,11 @@ def _outputs_as_arrays(func, arrays):
 
 
 def _inner(ys, gys):
-    """sum_k <y_k, gy_k> in float64, skipping outputs without a gradient."""
+    """sum_k <y_k, gy_k> in float64 on the host, skipping outputs without a gradient."""
     total = 0.0
     for y, gy in zip(ys, gys):
         if gy is not None:
+            y, gy = backend.to_numpy(y), backend.to_numpy(gy)
             total += float((y.astype(numpy.float64) * gy.astype(numpy.float64)).sum())
     return total
 

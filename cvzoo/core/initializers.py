@@ -179,7 +179,8 @@ def generate_array(initializer, shape, device=None, dtype=None):
     """
     initializer = as_initializer(initializer)
     dtype = dtype or getattr(initializer, 'dtype', None) or numpy.float32
-    xp = backend.get_device(device).xp
-    array = xp.empty(shape, dtype=dtype)
-    initializer(array)
+    device = backend.get_device(device)
+    with device:
+        array = device.xp.empty(shape, dtype=dtype)
+        initializer(array)
     return array

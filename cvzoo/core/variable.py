@@ -149,7 +149,8 @@ class Variable:
         """Set the gradient to zeros (allocating if needed)."""
         if self._array is None:
             return
-        self.grad = self.xp.zeros_like(self._array)
+        with backend.using_device_of(self._array):
+            self.grad = self.xp.zeros_like(self._array)
 
     # --- graph ---
 

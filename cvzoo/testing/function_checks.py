@@ -31,7 +31,8 @@ def _cast(arrays, dtype):
     return tuple(a.astype(dtype) if a.dtype.kind == 'f' else a for a in arrays)
 
 
-def check_forward(func, inputs, expected, dtype=numpy.float32, atol=None, rtol=None):
+def check_forward(func, inputs, expected, dtype=numpy.float32, atol=None, rtol=None,
+                  device='cpu'):
     """Compare ``func`` on ``inputs`` cast to ``dtype`` with ``expected`` (plain NumPy).
 
     Args:
@@ -40,10 +41,12 @@ def check_forward(func, inputs, expected, dtype=numpy.float32, atol=None, rtol=N
         expected: callable on the cast arrays returning the expected array(s).
         dtype: precision to check.
         atol, rtol: override the default tolerance of ``dtype``.
+        device (str): where ``func`` runs; ``expected`` runs on the host.
     """
     arrays = _cast(_as_tuple(inputs), dtype)
     want = _as_tuple(expected(*arrays))
-    got = _as_tuple(func(*[variable_module.Variable(a, requires_grad=False) for a in arrays]))
+    got = _as_tuple(func(*[variable_module.Variable(a, requires_grad=False)
+                           for a in _send(arrays, device)]))
     if len(got) != len(want):
         raise AssertionError(f'forward returned {len(got)} outputs, expected {len(want)}')
     tolerance = dict(FORWARD_TOLERANCE[numpy.dtype(dtype)])
@@ -61,7 +64,7 @@ def check_forward(func, inputs, expected, dtype=numpy.float32, atol=None, rtol=N
                 f'{numpy.abs(g.astype(numpy.float64) - w).max():.3g}\ngot:\n{g}\nexpected:\n{w}')
 
 
-def check_retention(func, inputs):
+def check_retention(func, inputs, device='cpu'):
     """Fail when the creator of ``func``'s output holds input/output arrays undeclared.
 
     Arrays a function keeps as attributes (besides what retain_inputs/retain_outputs
@@ -69,6 +72,7 @@ def check_retention(func, inputs):
     a dropout mask) are allowed.
     """
     arrays = [a.astype(numpy.float64) if a.dtype.kind == 'f' else a for a in _as_tuple(inputs)]
+    arrays = _send(arrays, device)
     xs = [variable_module.Variable(a, requires_grad=a.dtype.kind == 'f') for a in arrays]
     ys = _as_tuple(func(*xs))
     creator = ys[0].creator
@@ -79,23 +83,40 @@ def check_retention(func, inputs):
         if name.startswith('_retained'):
             continue
         for candidate in _arrays_in(value):
-            if any(candidate.size and numpy.shares_memory(candidate, w) for w in watched):
+            if any(candidate.size and bool(numpy.shares_memory(candidate, w)) for w in watched):
                 raise AssertionError(
                     f'{creator.label}.{name} keeps an input or output array without '
                     'declaring it with retain_inputs/retain_outputs')
 
 
+def _is_array(value):
+    return isinstance(value, numpy.ndarray) or (
+        hasattr(value, 'shape') and hasattr(value, 'dtype')
+        and backend.get_array_module(value) is not numpy)
+
+
 def _arrays_in(value):
-    if isinstance(value, numpy.ndarray):
+    if _is_array(value):
         return [value]
     if isinstance(value, (tuple, list)):
-        return [v for v in value if isinstance(v, numpy.ndarray)]
+        return [v for v in value if _is_array(v)]
     return []
+
+
+def devices_to_check():
+    """The devices every function check runs on: the CPU, and cuda:0 when a GPU (or the
+    CuPy stand-in of ``pytest --fake-cuda``) is there."""
+    return ['cpu'] + (['cuda:0'] if backend.is_cuda_available() else [])
+
+
+def _send(arrays, device):
+    return tuple(None if a is None else backend.to_device(a, device) for a in arrays)
 
 
 def check_function(func, inputs, expected, *, grad_outputs=None, double_backward=False,
                    dtypes=(numpy.float32, numpy.float64), forward_tolerance=None,
-                   backward_tolerance=None, eps=1e-3, no_grads=None, params=()):
+                   backward_tolerance=None, eps=1e-3, no_grads=None, params=(),
+                   devices=None):
     """Run every check on one function and one set of inputs.
 
     Args:
@@ -110,16 +131,38 @@ def check_function(func, inputs, expected, *, grad_outputs=None, double_backward
         eps (float): finite-difference step.
         no_grads (tuple of bool): inputs not to differentiate.
         params (tuple of Parameter): parameters the function uses.
+        devices (list of str): where to run every check (default:
+            :func:`devices_to_check`); inputs, output gradients and ``params`` are sent
+            there, and ``expected`` always runs on the host.
     """
     inputs = _as_tuple(inputs)
+    for device in devices or devices_to_check():
+        for param in params:
+            param.to_device(device)
+        try:
+            with backend.get_device(device):
+                _check_on_device(func, inputs, expected, grad_outputs, double_backward, dtypes,
+                                 forward_tolerance, backward_tolerance, eps, no_grads, params,
+                                 device)
+        except AssertionError as exc:
+            raise AssertionError(f'on {device}: {exc}') from exc
+        finally:
+            for param in params:
+                param.to_device('cpu')
+
+
+def _check_on_device(func, inputs, expected, grad_outputs, double_backward, dtypes,
+                     forward_tolerance, backward_tolerance, eps, no_grads, params, device):
     for dtype in dtypes:
-        check_forward(func, inputs, expected, dtype, **(forward_tolerance or {}))
-    check_retention(func, inputs)
+        check_forward(func, inputs, expected, dtype, device=device, **(forward_tolerance or {}))
+    check_retention(func, inputs, device=device)
     inputs64 = _cast(inputs, numpy.float64)
     rng = numpy.random.RandomState(1)
     if grad_outputs is None:
         outputs = _as_tuple(expected(*inputs64))
         grad_outputs = tuple(rng.normal(size=numpy.shape(y)) for y in outputs)
+    grad_outputs = _send(_as_tuple(grad_outputs), device)
+    inputs64 = _send(inputs64, device)
     tolerance = backward_tolerance or {}
     gradient_check.check_backward(func, inputs64, grad_outputs, params=params, eps=eps,
                                   no_grads=no_grads, **tolerance)
@@ -128,6 +171,7 @@ def check_function(func, inputs, expected, *, grad_outputs=None, double_backward
                           if a.dtype.kind == 'f' and not (no_grads and no_grads[i])]
         x_grad_grad = tuple(rng.normal(size=inputs64[i].shape) for i in differentiated)
         x_grad_grad += tuple(rng.normal(size=p.shape) for p in params)
+        x_grad_grad = _send(x_grad_grad, device)
         gradient_check.check_double_backward(
             func, inputs64, grad_outputs, x_grad_grad, params=params, eps=eps,
             no_grads=no_grads, **{k: v * 10 for k, v in tolerance.items()})

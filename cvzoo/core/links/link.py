@@ -207,11 +207,12 @@ class Link:
             src = sources[path]
             if src.grad is None:
                 continue
-            grad = backend.to_device(src.grad, dst.device)
-            if dst.grad is None:
-                dst.grad = grad.copy()
-            else:
-                dst.grad += grad
+            with backend.using_device_of(dst.array):
+                grad = backend.to_device(src.grad, dst.device)
+                if dst.grad is None:
+                    dst.grad = grad.copy()
+                else:
+                    dst.grad += grad
 
     def copyparams(self, other, copy_persistent=True):
         """Copy parameter values (and persistents) of ``other`` into this link's arrays."""
@@ -222,7 +223,8 @@ class Link:
                 continue
             if not dst.is_initialized:
                 dst.initialize(src.shape)
-            dst.array[...] = backend.to_device(src.array, dst.device)
+            with backend.using_device_of(dst.array):
+                dst.array[...] = backend.to_device(src.array, dst.device)
         if not copy_persistent:
             return
         others = dict(other.namedlinks())
@@ -234,7 +236,8 @@ class Link:
     def _set_persistent_from(self, name, value):
         mine = self.__dict__[name]
         if hasattr(mine, 'shape') and hasattr(value, 'shape') and mine.shape == value.shape:
-            mine[...] = backend.to_device(value, backend.get_device_from_array(mine))
+            with backend.using_device_of(mine):
+                mine[...] = backend.to_device(value, backend.get_device_from_array(mine))
         else:
             object.__setattr__(self, name, _copy_persistent(value, 'copy'))
 

@@ -46,11 +46,12 @@ class UpdateRule:
         """Update ``param`` unless the rule is disabled or the gradient is None."""
         if not self.enabled or param.grad is None or param.array is None:
             return
-        if self.state is None:
-            self.state = {}
-            self.init_state(param)
-        self.t += 1
-        self.update_core(param)
+        with backend.using_device_of(param.array):
+            if self.state is None:
+                self.state = {}
+                self.init_state(param)
+            self.t += 1
+            self.update_core(param)
 
     def to_device(self, device):
         """Move the state arrays to ``device`` in place."""

@@ -41,6 +41,11 @@ class SoftmaxCrossEntropy(function_node.FunctionNode):
         valid = t != self.ignore_label
         safe_t = xp.where(valid, t, 0)
         log_p = xp.take_along_axis(log_y, xp.expand_dims(safe_t, 1), axis=1)[:, 0]
+        if xp is not numpy:
+            # labels on a GPU are not range-checked on the host (that would sync every
+            # step): a label out of range makes the loss NaN instead of a wrong number
+            out_of_range = valid & ((t < 0) | (t >= x.shape[1]))
+            log_p = xp.where(out_of_range, xp.nan, log_p)
         # weight of each element: its class weight, 0 where ignored
         self.coeff = valid.astype(x.dtype)
         if self.class_weight is not None:
@@ -48,13 +53,15 @@ class SoftmaxCrossEntropy(function_node.FunctionNode):
         loss = -log_p * self.coeff
         if self.reduce == 'no':
             return loss,
-        self.coeff *= x.dtype.type(1.0 / self._denominator(valid, x.shape[0]))
-        return xp.asarray(loss.sum() / self._denominator(valid, x.shape[0]), dtype=x.dtype),
+        denominator = self._denominator(xp, valid, x.shape[0], x.dtype)
+        self.coeff /= denominator
+        return xp.asarray(loss.sum() / denominator, dtype=x.dtype),
 
-    def _denominator(self, valid, batch_size):
+    def _denominator(self, xp, valid, batch_size, dtype):
+        """The divisor of the mean; on the device with x, so reading it costs no sync."""
         if self.normalize:
-            return max(int(valid.sum()), 1)
-        return max(batch_size, 1)
+            return xp.maximum(valid.sum(), 1).astype(dtype)
+        return dtype.type(max(batch_size, 1))
 
     def backward(self, indexes, grad_outputs):
         x, t = self.get_retained_inputs()
@@ -102,6 +109,8 @@ def softmax_cross_entropy(x, t, normalize=True, cache_score=True, class_weight=N
     """
     x_array, t_array = variable_module.as_array(x), variable_module.as_array(t)
     _check_arguments(x_array, t_array, class_weight, ignore_label, reduce)
+    # a class weight given on the host goes to x's device once, explicitly
+    class_weight = backend.on_device_of(class_weight, x_array)
     node = SoftmaxCrossEntropy(bool(normalize), bool(cache_score), class_weight,
                                int(ignore_label), reduce)
     return node.apply((x, t))[0]
@@ -120,12 +129,13 @@ def _check_arguments(x, t, class_weight, ignore_label, reduce):
     if class_weight is not None and tuple(class_weight.shape) != (n_class,):
         raise ValueError(f'softmax_cross_entropy: class_weight must have shape ({n_class},), '
                          f'got {class_weight.shape}')
-    labels = backend.to_numpy(t)
-    labels = labels[labels != ignore_label]
+    if class_weight is not None and numpy.dtype(class_weight.dtype) != x.dtype:
+        raise TypeError(f'softmax_cross_entropy: class_weight must have x\'s dtype {x.dtype}, '
+                        f'got {class_weight.dtype}')
+    if backend.get_array_module(t) is not numpy:
+        return  # range-checked in forward without a sync (NaN loss)
+    labels = t[t != ignore_label]
     if labels.size and (labels.min() < 0 or labels.max() >= n_class):
         raise ValueError(
             f'softmax_cross_entropy: labels of t must lie in [0, {n_class}) or be '
             f'ignore_label={ignore_label}; got values from {labels.min()} to {labels.max()}')
-    if class_weight is not None and numpy.dtype(class_weight.dtype) != x.dtype:
-        raise TypeError(f'softmax_cross_entropy: class_weight must have x\'s dtype {x.dtype}, '
-                        f'got {class_weight.dtype}')

@@ -76,6 +76,8 @@ def _check_indexes(x, indexes, window):
             f'{getattr(indexes, "shape", type(indexes).__name__)}')
     if numpy.dtype(indexes.dtype).kind not in 'iu':
         raise TypeError(f'upsampling_2d: indexes must be integers, got {indexes.dtype}')
+    if backend.get_array_module(indexes) is not numpy:
+        return  # indexes on a GPU come from max pooling; a range check would sync
     if indexes.size and (int(indexes.min()) < 0 or int(indexes.max()) >= window.n_offset):
         raise ValueError(
             f'upsampling_2d: indexes must lie in [0, {window.n_offset}) (kh * kw), got '
@@ -117,6 +119,8 @@ def upsampling_2d(x, indexes, ksize, stride=None, pad=0, outsize=None, cover_all
         raise ValueError(f'upsampling_2d: x must be (N, C, h, w), got shape {x.shape}')
     window = window_2d.Window2D(ksize, ksize if stride is None else stride, pad, cover_all)
     _check_indexes(x, indexes, window)
+    # indexes given on the host go to x's device once, explicitly
+    indexes = backend.on_device_of(indexes, x, dtype=indexes.dtype)
     outsize = window.insize(x.shape[2:]) if outsize is None else window_2d.pair(
         outsize, 'outsize')
     window.check_sizes(outsize, x.shape[2:], 'upsampling_2d')
