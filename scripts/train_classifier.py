@@ -196,7 +196,7 @@ def add_reporting(run, args, model, val, label_names, comm, n_iteration):
         check = multi_node_evaluator.create_multi_node_evaluator(check, comm)
     run.extend(evaluator.Evaluator(check), trigger=interval)
     run.extend(observe_lr.observe_lr())
-    run.extend(fail_on_non_number.FailOnNonNumber())
+    run.extend(fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False))
     if comm is not None and comm.rank != 0:
         return
     run.extend(log_report.LogReport(trigger=interval))
@@ -211,4 +211,7 @@ def add_reporting(run, args, model, val, label_names, comm, n_iteration):
 
 
 if __name__ == '__main__':
-    main()
+    try:
+        main()
+    except fail_on_non_number.NonFiniteError as exc:
+        sys.exit(f'train_classifier.py: error: {exc}; model.npz was not written')

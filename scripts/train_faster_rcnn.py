@@ -14,12 +14,14 @@ VOC07 mAP (11-point metric) of the test split.
 import argparse
 import json
 import os
+import sys
 
 import numpy
 
 from cvzoo.core.optimizers import MomentumSGD, WeightDecay
 from cvzoo.core.training import trainer as trainer_module
 from cvzoo.core.training.extensions import (
+    fail_on_non_number,
     log_report,
     multistep_shift,
     plot_report,
@@ -66,6 +68,7 @@ class Transform:
 def main(argv=None):
     """Train, evaluate on the test split and return the mAP."""
     args = _parser().parse_args(argv)
+    numpy.random.seed(args.seed)  # model initialisation and augmentation draw from it
     train, test, label_names = voc_detection_splits(args.dataset)
     model = MODELS[args.model](n_fg_class=len(label_names), pretrained_model=args.pretrained_model,
                                min_size=args.min_size, max_size=args.max_size)
@@ -88,6 +91,8 @@ def main(argv=None):
     trainer.extend(multistep_shift.MultistepShift('lr', 0.1, [args.iteration * 5 // 7]))
     trainer.extend(snapshot.snapshot(autoload=args.resume, n_retains=1),
                    trigger=(max(args.iteration // 5, 1), 'iteration'))
+    # stops at the first non-finite loss, before that iteration's snapshot
+    trainer.extend(fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False))
     trainer.run()
     save_trained_model(model, os.path.join(args.out, 'model_final.npz'), args.model,
                        n_fg_class=len(label_names), min_size=args.min_size,
@@ -117,4 +122,7 @@ def _parser():
 
 
 if __name__ == '__main__':
-    main()
+    try:
+        main()
+    except fail_on_non_number.NonFiniteError as exc:
+        sys.exit(f'train_faster_rcnn.py: error: {exc}; model_final.npz was not written')

@@ -12,11 +12,15 @@ from the latest snapshot in --out.
 import argparse
 import json
 import os
+import sys
+
+import numpy
 
 from cvzoo.core.communicators import data_parallel
 from cvzoo.core.optimizers import Adam, MomentumSGD, WeightDecay
 from cvzoo.core.training import trainer as trainer_module
 from cvzoo.core.training.extensions import (
+    fail_on_non_number,
     log_report,
     multistep_shift,
     observe_lr,
@@ -52,6 +56,7 @@ def _optimizer(args, chain):
 def main(argv=None):
     """Train, evaluate on the test split and return the mAP."""
     args = _parser().parse_args(argv)
+    numpy.random.seed(args.seed)  # model initialisation and augmentation draw from it
     train, test, label_names = voc_detection_splits(args.dataset)
     model = _model(args, len(label_names))
     model.label_names = tuple(label_names)
@@ -82,6 +87,8 @@ def main(argv=None):
         trainer.extend(observe_lr.observe_lr(), trigger=log_trigger)
     trainer.extend(snapshot.snapshot(autoload=args.resume, n_retains=1),
                    trigger=(max(args.iteration // 5, 1), 'iteration'))
+    # stops at the first non-finite loss, before that iteration's snapshot
+    trainer.extend(fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False))
     trainer.run()
     if comm is not None and comm.rank != 0:
         return None
@@ -118,4 +125,7 @@ def _parser():
 
 
 if __name__ == '__main__':
-    main()
+    try:
+        main()
+    except fail_on_non_number.NonFiniteError as exc:
+        sys.exit(f'train_ssd.py: error: {exc}; model_final.npz was not written')

@@ -18,12 +18,16 @@ loss of each head kind is YOLOTrainChain's (cvzoo/models/detection/darknet/).
 import argparse
 import json
 import os
+import sys
+
+import numpy
 
 from cvzoo.core.communicators import data_parallel
 from cvzoo.core.optimizers import MomentumSGD, WeightDecay
 from cvzoo.core.serializers import npz
 from cvzoo.core.training import trainer as trainer_module
 from cvzoo.core.training.extensions import (
+    fail_on_non_number,
     log_report,
     multistep_shift,
     observe_lr,
@@ -59,6 +63,7 @@ def _model(args, n_fg_class):
 def main(argv=None):
     """Train, evaluate on the test split and return the mAP."""
     args = _parser().parse_args(argv)
+    numpy.random.seed(args.seed)  # model initialisation and augmentation draw from it
     train, test, label_names = voc_detection_splits(args.dataset)
     model = _model(args, len(label_names))
     model.label_names = tuple(label_names)
@@ -88,6 +93,8 @@ def main(argv=None):
         trainer.extend(print_report.PrintReport(['iteration'] + PARTS + ['lr', 'elapsed_time']),
                        trigger=log_trigger)
         trainer.extend(plot_report.PlotReport(PARTS, trigger=log_trigger, filename='loss.png'))
+    # stops at the first non-finite loss, before that iteration's snapshot
+    trainer.extend(fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False))
     trainer.run()
     if comm is not None and comm.rank != 0:
         return None
@@ -126,4 +133,7 @@ def _parser():
 
 
 if __name__ == '__main__':
-    main()
+    try:
+        main()
+    except fail_on_non_number.NonFiniteError as exc:
+        sys.exit(f'train_yolo.py: error: {exc}; model_final.npz was not written')

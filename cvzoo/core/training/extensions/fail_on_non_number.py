@@ -11,7 +11,16 @@ class NonFiniteError(RuntimeError):
 
 
 class FailOnNonNumber(extension.Extension):
-    """After every iteration, check the reported scalars and every parameter.
+    """After every iteration, check the reported scalars and (optionally) every parameter.
+
+    It runs before every snapshot and report of the same iteration, so a run stopped by
+    it leaves its snapshots as they were after the last finite iteration.
+
+    Args:
+        keys (sequence of str or None): the observations to check (None: all). The train
+            scripts pass ``('main/loss',)``: reading the loss is the one host sync per
+            iteration this costs.
+        check_params (bool): also check every parameter (one sync per parameter).
 
     Raises:
         NonFiniteError: naming the first non-finite observation (e.g. ``main/loss``) or
@@ -22,14 +31,24 @@ class FailOnNonNumber(extension.Extension):
     priority = extension.PRIORITY_EDITOR
     trigger = (1, 'iteration')
 
+    def __init__(self, keys=None, check_params=True):
+        self._keys = None if keys is None else tuple(keys)
+        self._check_params = check_params
+
     def __call__(self, trainer):
         iteration = trainer.updater.iteration
         for key, value in sorted(trainer.observation.items()):
+            if self._keys is not None and key not in self._keys:
+                continue
             array = backend.to_numpy(getattr(value, 'array', value))
             if _is_number(array) and not numpy.isfinite(array).all():
                 raise NonFiniteError(
                     f'FailOnNonNumber: observation {key!r} is {array} at iteration '
-                    f'{iteration}; lower the learning rate or check the data')
+                    f'{iteration}; training stopped before any snapshot of this iteration '
+                    f'(the snapshots in {trainer.out} hold the last finite state); lower '
+                    'the learning rate or check the data')
+        if not self._check_params:
+            return
         for name, optimizer in trainer.updater.get_all_optimizers().items():
             for path, param in optimizer.target.namedparams(include_uninit=False):
                 if not bool(param.xp.isfinite(param.array).all()):
