@@ -55,6 +55,26 @@ def device(request):
 
 
 @pytest.fixture
+def two_gpus():
+    """cuda:0 and cuda:1 (two fake GPUs under --fake-cuda); skips with fewer."""
+    from cvzoo.core import backend
+
+    if backend.num_gpus() < 2:
+        pytest.skip('needs two GPUs (run pytest --fake-cuda for the CuPy stand-in)')
+    return [backend.Device('cuda:0'), backend.Device('cuda:1')]
+
+
+@pytest.fixture
+def stand_in():
+    """The CuPy stand-in module (for its sync counting); skips without --fake-cuda."""
+    from cvzoo.testing import cupy_stand_in
+
+    if not cupy_stand_in.is_installed():
+        pytest.skip('needs the CuPy stand-in (pytest --fake-cuda)')
+    return cupy_stand_in
+
+
+@pytest.fixture
 def shared_data():
     """The folder of real weights and images (../shared/data); skips when absent."""
     root = pathlib.Path(os.environ.get('CVZOO_SHARED_DATA', SHARED_DATA))

@@ -102,14 +102,14 @@ class Device:
     def __enter__(self):
         if self.kind == 'cuda':
             scope = _import_cupy().cuda.Device(self.id)
-        else:
-            scope = _NULL_CONTEXT
-        _scopes().append(scope)
-        scope.__enter__()
+            _scopes().append(scope)
+            scope.__enter__()
         return self
 
     def __exit__(self, *exc_info):
-        return _scopes().pop().__exit__(*exc_info)
+        if self.kind == 'cuda':
+            _scopes().pop().__exit__(*exc_info)
+        return False
 
     def __eq__(self, other):
         return isinstance(other, Device) and other.name == self.name

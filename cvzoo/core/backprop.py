@@ -84,7 +84,8 @@ def _initial_grads(outputs, grad_outputs):
                     f'outputs[{i}]: backward from a variable of shape {y.shape} needs its '
                     'gradient; set y.grad or pass grad_outputs'
                 )
-            gy = y.xp.ones_like(y.array)
+            with backend.using_device_of(y.array):
+                gy = y.xp.ones_like(y.array)
         result.append(variable_module.as_variable(gy))
     return result
 
@@ -92,7 +93,8 @@ def _initial_grads(outputs, grad_outputs):
 def _add(a, b, enable_double_backprop):
     if enable_double_backprop:
         return a + b
-    total = parallel.add(a.array, b.array)
+    with backend.using_device_of(a.array):
+        total = parallel.add(a.array, b.array)
     if isinstance(total, numpy.generic):  # 0-d + 0-d gives a numpy scalar
         total = numpy.asarray(total)
     return variable_module.Variable(total, requires_grad=False)

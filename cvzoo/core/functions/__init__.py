@@ -76,6 +76,7 @@ from cvzoo.core.functions.math.min import min
 from cvzoo.core.functions.math.minimum import minimum
 from cvzoo.core.functions.math.sqrt import sqrt
 from cvzoo.core.functions.math.square import square
+from cvzoo.core.functions.math.squared_difference import squared_difference
 from cvzoo.core.functions.math.sum import sum
 
 # --- noise ---

@@ -305,7 +305,9 @@ class Link:
     # --- calling, saving, printing ---
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        # the link's own device is current while it runs (arrays it makes land there)
+        with self._device:
+            return self.forward(*args, **kwargs)
 
     def forward(self, *args, **kwargs):
         """Compute the link's output; subclasses implement it."""

@@ -1,7 +1,7 @@
 import numpy
 import pytest
 
-from cvzoo.core import optimizers
+from cvzoo.core import backend, optimizers
 from cvzoo.core.training import trainer as trainer_module
 from cvzoo.core.training.extensions.log_report import LogReport
 from cvzoo.core.training.iterators.serial_iterator import SerialIterator
@@ -17,7 +17,7 @@ def _train(toy, make_updater, batch_size, n_steps, tmp_path):
     trainer = trainer_module.Trainer(updater, (n_steps, 'iteration'), out=str(tmp_path))
     trainer.extend(LogReport(trigger=(1, 'iteration'), filename=None))
     trainer.run()
-    params = {path: p.array.copy() for path, p in model.namedparams()}
+    params = {path: backend.to_numpy(p.array).copy() for path, p in model.namedparams()}
     return params, trainer.get_extension('LogReport').log
 
 
@@ -37,6 +37,19 @@ def test_same_parameters_as_the_full_batch(toy, tmp_path, batch_size, devices):
         [e['main/loss'] for e in expected_log], rel=1e-5)
     # the parameters did move, so the comparison means something
     assert not numpy.allclose(params['/l1/W'], toy.TinyClassifier().l1.W.array)
+
+
+@pytest.mark.parametrize('batch_size', [8, 7], ids=['even_split', 'uneven_split'])
+def test_two_gpus_give_the_parameters_of_the_full_batch(toy, tmp_path, two_gpus, batch_size):
+    expected, expected_log = _train(toy, StandardUpdater, batch_size, 6, tmp_path)
+    devices = {'main': 'cuda:0', 'second': 'cuda:1'}
+    params, log = _train(toy, lambda it, opt: ParallelUpdater(it, opt, devices=devices),
+                         batch_size, 6, tmp_path)
+    for path, array in params.items():
+        numpy.testing.assert_allclose(array, expected[path], rtol=1e-5, atol=1e-6,
+                                      err_msg=path)
+    assert [e['main/loss'] for e in log] == pytest.approx(
+        [e['main/loss'] for e in expected_log], rel=1e-5)
 
 
 def test_copies_hold_the_main_parameters_after_an_update(toy):

@@ -39,12 +39,15 @@ class SoftmaxCrossEntropy(function_node.FunctionNode):
         log_y = log_softmax_module.log_softmax_array(x, 1)
         self.score = xp.exp(log_y) if self.cache_score else None
         valid = t != self.ignore_label
-        safe_t = xp.where(valid, t, 0)
-        log_p = xp.take_along_axis(log_y, xp.expand_dims(safe_t, 1), axis=1)[:, 0]
-        if xp is not numpy:
+        if xp is numpy:
+            safe_t = xp.where(valid, t, 0)  # labels were range-checked on the host
+        else:
             # labels on a GPU are not range-checked on the host (that would sync every
             # step): a label out of range makes the loss NaN instead of a wrong number
             out_of_range = valid & ((t < 0) | (t >= x.shape[1]))
+            safe_t = xp.where(valid & ~out_of_range, t, 0)
+        log_p = xp.take_along_axis(log_y, xp.expand_dims(safe_t, 1), axis=1)[:, 0]
+        if xp is not numpy:
             log_p = xp.where(out_of_range, xp.nan, log_p)
         # weight of each element: its class weight, 0 where ignored
         self.coeff = valid.astype(x.dtype)

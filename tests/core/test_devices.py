@@ -1,0 +1,196 @@
+"""Several devices: current-device rules, the d2l helpers, model parallelism, own kernels.
+
+These run on two GPUs: real ones, or the CuPy stand-in's under ``pytest --fake-cuda``.
+"""
+
+import numpy
+import pytest
+
+import cvzoo.core.functions as F
+from cvzoo import errors
+from cvzoo.core import backend, backprop, links as L, optimizers
+from cvzoo.core.variable import Parameter, Variable
+from cvzoo.testing import check_function
+
+
+def _current_id():
+    return backend.get_device('cuda:0').xp.cuda.Device().id
+
+
+class _SmallNet(L.Chain if hasattr(L, 'Chain') else object):
+    def __init__(self):
+        super().__init__()
+        with self.init_scope():
+            self.conv = L.Convolution2D(3, 4, 3, pad=1)
+            self.bn = L.BatchNormalization(4)
+            self.fc = L.Linear(4 * 4 * 4, 5)
+
+    def forward(self, x):
+        h = F.relu(self.bn(self.conv(x)))
+        h = F.max_pooling_2d(h, 2)
+        return self.fc(h)
+
+
+def _net_and_batch(rng):
+    numpy.random.seed(0)
+    net = _SmallNet()
+    x = rng.standard_normal((4, 3, 8, 8)).astype(numpy.float32)
+    t = rng.integers(0, 5, 4).astype(numpy.int32)
+    return net, x, t
+
+
+def _loss(net, x, t):
+    return F.softmax_cross_entropy(net(x), t)
+
+
+def test_use_makes_the_device_current_and_with_scopes_it(two_gpus):
+    gpu0, gpu1 = two_gpus
+    gpu0.use()
+    with gpu1:
+        assert _current_id() == 1
+        with gpu0:
+            assert _current_id() == 0
+        assert _current_id() == 1
+    assert _current_id() == 0
+    assert gpu1.use() is gpu1
+    assert _current_id() == 1
+    gpu0.use()
+
+
+def test_d2l_helpers(two_gpus):
+    assert backend.num_gpus() == 2
+    assert str(backend.try_gpu()) == 'cuda:0'
+    assert str(backend.try_gpu(1)) == 'cuda:1'
+    assert str(backend.try_gpu(2)) == 'cpu'
+    assert [str(d) for d in backend.try_all_gpus()] == ['cuda:0', 'cuda:1']
+
+
+def test_d2l_helpers_without_gpu(monkeypatch):
+    monkeypatch.setattr(backend, 'is_cuda_available', lambda: False)
+    assert backend.num_gpus() == 0
+    assert str(backend.try_gpu()) == 'cpu'
+    assert [str(d) for d in backend.try_all_gpus()] == ['cpu']
+
+
+def test_training_on_the_second_gpu_equals_the_cpu(two_gpus, rng):
+    net, x, t = _net_and_batch(rng)
+    twin = net.copy(mode='copy')
+    results = []
+    for model, device in ((twin, 'cpu'), (net, 'cuda:1')):
+        backend.get_device('cuda:0').use()  # GPU 0 current, as in a fresh process
+        model.to_device(device)
+        optimizer = optimizers.MomentumSGD(lr=0.1).setup(model)
+        for _ in range(2):
+            optimizer.update(_loss, model, backend.to_device(x, device),
+                             backend.to_device(t, device))
+        assert model.conv.W.device == backend.get_device(device)
+        assert backend.get_device_from_array(model.bn.avg_mean) == backend.get_device(device)
+        results.append({path: backend.to_numpy(p.array) for path, p in model.namedparams()})
+    for path, value in results[0].items():
+        numpy.testing.assert_allclose(results[1][path], value, rtol=1e-5, atol=1e-6,
+                                      err_msg=path)
+
+
+def test_model_parallelism_with_copy(two_gpus, rng):
+    first = L.Linear(6, 5).to_device('cuda:0')
+    second = L.Linear(5, 3).to_device('cuda:1')
+    x = rng.standard_normal((2, 6)).astype(numpy.float32)
+    h = first(backend.to_device(x, 'cuda:0'))
+    y = second(F.copy(h, 'cuda:1'))
+    F.sum(y).backward()
+    assert y.device == backend.Device('cuda:1')
+    assert first.W.grad is not None and first.W.device == backend.Device('cuda:0')
+    assert backend.get_device_from_array(first.W.grad) == backend.Device('cuda:0')
+    reference = L.Linear(6, 5)
+    reference.copyparams(first)
+    expected = backend.to_numpy(first.W.grad)
+    reference_second = L.Linear(5, 3)
+    reference_second.copyparams(second)
+    F.sum(reference_second(reference(x))).backward()
+    numpy.testing.assert_allclose(expected, reference.W.grad, rtol=1e-5, atol=1e-6)
+
+
+def test_mixing_devices_names_both(two_gpus):
+    a = backend.to_device(numpy.ones(3, numpy.float32), 'cuda:0')
+    b = backend.to_device(numpy.ones(3, numpy.float32), 'cuda:1')
+    with pytest.raises(errors.DeviceMismatchError, match='cuda:0 and cuda:1'):
+        F.add(a, b)
+    with pytest.raises(errors.DeviceMismatchError, match='cpu and cuda:0'):
+        F.add(numpy.ones(3, numpy.float32), a)
+
+
+def test_copyparams_and_addgrads_across_devices(two_gpus, rng):
+    src = L.Linear(3, 2).to_device('cuda:1')
+    dst = L.Linear(3, 2).to_device('cuda:0')
+    dst.copyparams(src)
+    numpy.testing.assert_array_equal(backend.to_numpy(dst.W.array),
+                                     backend.to_numpy(src.W.array))
+    x = backend.to_device(rng.standard_normal((2, 3)).astype(numpy.float32), 'cuda:1')
+    F.sum(src(x)).backward()
+    dst.addgrads(src)
+    dst.addgrads(src)
+    numpy.testing.assert_allclose(backend.to_numpy(dst.W.grad),
+                                  2 * backend.to_numpy(src.W.grad))
+    assert dst.W.grad.device.id == 0
+
+
+def test_host_side_arguments_are_moved_once(two_gpus, rng):
+    x = backend.to_device(rng.standard_normal((4, 3)).astype(numpy.float32), 'cuda:1')
+    t = backend.to_device(numpy.array([0, 1, 2, 1], numpy.int32), 'cuda:1')
+    weight = numpy.array([1.0, 2.0, 0.5], numpy.float32)
+    loss = F.softmax_cross_entropy(x, t, class_weight=weight)
+    expected = F.softmax_cross_entropy(backend.to_numpy(x), backend.to_numpy(t),
+                                       class_weight=weight)
+    numpy.testing.assert_allclose(float(loss.array), float(expected.array), rtol=1e-6)
+    pooled, indexes = F.max_pooling_2d(numpy.ones((1, 1, 4, 4), numpy.float32), 2,
+                                       return_indices=True)
+    up = F.upsampling_2d(backend.to_device(pooled.array, 'cuda:1'), indexes, 2)
+    assert up.device == backend.Device('cuda:1')
+
+
+def test_out_of_range_label_on_a_gpu_gives_nan_not_a_number(two_gpus):
+    x = backend.to_device(numpy.zeros((2, 3), numpy.float32), 'cuda:0')
+    t = backend.to_device(numpy.array([0, 7], numpy.int32), 'cuda:0')
+    assert numpy.isnan(float(F.softmax_cross_entropy(x, t).array))
+    with pytest.raises(ValueError, match='labels of t'):
+        F.softmax_cross_entropy(numpy.zeros((2, 3), numpy.float32), numpy.array([0, 7]))
+
+
+# --- one's own kernel -----------------------------------------------------------------
+
+def test_elementwise_kernel_runs_its_twin_on_the_host():
+    kernel = backend.elementwise_kernel('T x, T y', 'T z', 'z = x * y + 1', 'test_fma',
+                                        lambda x, y: x * y + 1)
+    numpy.testing.assert_array_equal(kernel(numpy.array([2.0]), numpy.array([3.0])), [7.0])
+
+
+def test_elementwise_kernel_name_taken_by_another_kernel():
+    backend.elementwise_kernel('T x', 'T y', 'y = x', 'test_taken', lambda x: x)
+    with pytest.raises(ValueError, match='test_taken'):
+        backend.elementwise_kernel('T x', 'T y', 'y = -x', 'test_taken', lambda x: -x)
+
+
+def test_elementwise_kernel_on_the_second_gpu(two_gpus):
+    kernel = backend.elementwise_kernel('T x, T y', 'T z', 'z = x - y', 'test_sub',
+                                        lambda x, y: x - y)
+    backend.get_device('cuda:0').use()
+    a = backend.to_device(numpy.array([5.0, 1.0]), 'cuda:1')
+    b = backend.to_device(numpy.array([2.0, 2.0]), 'cuda:1')
+    out = kernel(a, b)
+    assert backend.get_device_from_array(out) == backend.Device('cuda:1')
+    numpy.testing.assert_array_equal(backend.to_numpy(out), [3.0, -1.0])
+
+
+def test_parameter_initialised_on_its_device(two_gpus):
+    backend.get_device('cuda:0').use()
+    link = L.Linear(None, 3).to_device('cuda:1')
+    link(backend.to_device(numpy.ones((2, 4), numpy.float32), 'cuda:1'))
+    assert isinstance(link.W, Parameter)
+    assert link.W.device == backend.Device('cuda:1')
+
+
+def test_grad_of_a_second_gpu_graph(two_gpus):
+    backend.get_device('cuda:0').use()
+    x = Variable(backend.to_device(numpy.array([1.0, 2.0]), 'cuda:1'))
+    gx, = backprop.grad([F.sum(x * x)], [x])
+    numpy.testing.assert_array_equal(backend.to_numpy(gx.array), [2.0, 4.0])
