@@ -24,3 +24,8 @@ class CorruptFileError(CvzooError, OSError):
 
 class DownloadError(CvzooError, OSError):
     """A file could not be fetched or did not match its sha256."""
+
+
+class AnnotationError(CorruptFileError, ValueError):
+    """An annotation file holds a value that cannot be right (a NaN coordinate, a box
+    outside its image, an id that points nowhere); the message names the file and entry."""

@@ -112,6 +112,54 @@ def test_malformed_annotation_names_file_and_field(tmp_path, change, match):
     assert 'instances.json' in str(info.value)
 
 
+@pytest.mark.parametrize('box', [['1', '1', '2', '2'], None, [1, 1, 2], [1, 1, float('nan'), 2],
+                                 'a box', [1, True, 2, 2]],
+                         ids=['strings', 'null', 'three', 'nan', 'text', 'bool'])
+def test_bbox_of_the_wrong_type_names_file_and_annotation(tmp_path, box):
+    json_path, img_dir = _write_coco(tmp_path, [dict(ANNOTATIONS[0], bbox=box)])
+    with pytest.raises(errors.AnnotationError, match="annotation 1 field 'bbox'") as info:
+        COCOBboxDataset.from_json(json_path, img_dir)[0]
+    assert 'instances.json' in str(info.value) and isinstance(info.value, ValueError)
+
+
+def _write_raw(tmp_path, change):
+    json_path, img_dir = _write_coco(tmp_path, [dict(ANNOTATIONS[0])])
+    data = json.loads(json_path.read_text())
+    change(data)
+    json_path.write_text(json.dumps(data, allow_nan=True))
+    return json_path, img_dir
+
+
+def _del(entry, key):
+    del entry[key]
+
+
+BAD_JSON = {
+    'image_without_id': (lambda d: _del(d['images'][1], 'id'), "image #1 field 'id': missing"),
+    'image_id_string': (lambda d: d['images'][0].update(id='7'), "image 7 field 'id'"),
+    'category_without_id': (lambda d: _del(d['categories'][0], 'id'),
+                            "category #0 field 'id': missing"),
+    'category_without_name': (lambda d: _del(d['categories'][1], 'name'),
+                              "category 5 field 'name': missing"),
+    'unknown_image_id': (lambda d: d['annotations'][0].update(image_id=99),
+                         "annotation 1 field 'image_id': 99 is not the id of an image"),
+    'annotation_without_image_id': (lambda d: _del(d['annotations'][0], 'image_id'),
+                                    "annotation 1 field 'image_id': missing"),
+    'images_not_a_list': (lambda d: d.update(images={'id': 1}), "'images': expected a list"),
+    'annotation_not_an_object': (lambda d: d['annotations'].append(3),
+                                 "annotation #1 field 'annotation'"),
+}
+
+
+@pytest.mark.parametrize('case', list(BAD_JSON))
+def test_malformed_json_entry_names_file_and_entry(tmp_path, case):
+    change, match = BAD_JSON[case]
+    json_path, img_dir = _write_raw(tmp_path, change)
+    with pytest.raises(errors.AnnotationError, match=match) as info:
+        COCOBboxDataset.from_json(json_path, img_dir)
+    assert 'instances.json' in str(info.value)
+
+
 def test_bad_rle_and_missing_image(tmp_path):
     ann = dict(ANNOTATIONS[0], segmentation={'size': [H, W], 'counts': [3, 4]})
     json_path, img_dir = _write_coco(tmp_path, [ann])

@@ -78,6 +78,39 @@ def test_malformed_xml_names_file_and_field(tmp_path, xml, match):
     assert 'x.xml' in str(info.value)
 
 
+BAD_BOXES = {
+    'nan': ((float('nan'), 2, 10, 12), 'not finite'),
+    'inf': ((1, 2, float('inf'), 12), 'not finite'),
+    'right_of_image': ((31, 2, 40, 12), 'wholly outside'),
+    'below_image': ((1, 21, 10, 25), 'wholly outside'),
+    'left_of_image': ((-9, 2, 0, 12), 'wholly outside'),
+}
+
+
+@pytest.mark.parametrize('with_size', [True, False], ids=['size', 'no_size'])
+@pytest.mark.parametrize('case', list(BAD_BOXES))
+def test_impossible_box_names_file_and_object(tmp_path, case, with_size):
+    box, match = BAD_BOXES[case]
+    root = _write_voc(tmp_path, {'x': [('dog', 0, (1, 2, 10, 12)), ('cat', 0, box)]})
+    if not with_size:
+        xml = root / 'Annotations' / 'x.xml'
+        xml.write_text(xml.read_text().split('</size>', 1)[1].join(['<annotation>', '']))
+    with pytest.raises(errors.AnnotationError, match=match) as info:
+        VOCBboxDataset(root, label_names=voc_bbox_label_names)[0]
+    message = str(info.value)
+    assert 'x.xml' in message and "object 1 ('cat')" in message
+    assert isinstance(info.value, ValueError)
+
+
+def test_inferred_names_warn_about_names_seen_once(tmp_path):
+    root = _write_voc(tmp_path, {'a': [('widget', 0, (1, 1, 5, 5)), ('widget', 0, (2, 2, 6, 6))],
+                                 'b': [('widgte', 0, (2, 2, 4, 4)), ('gear', 0, (1, 1, 3, 3))],
+                                 'c': [('gear', 0, (1, 1, 3, 3))]})
+    with pytest.warns(UserWarning, match=r"Annotations.*only once.*\['widgte'\]"):
+        dataset = VOCBboxDataset(root)
+    assert dataset.label_names == ('gear', 'widget', 'widgte')
+
+
 def test_missing_image_and_missing_split(tmp_path):
     root = _write_voc(tmp_path, {'x': []})
     (root / 'JPEGImages' / 'x.jpg').unlink()

@@ -2,6 +2,7 @@
 
 import collections
 import json
+import math
 import pathlib
 
 import numpy
@@ -45,7 +46,26 @@ def resolve_coco_paths(data_dir, split, year):
 
 def _check(condition, json_path, where, field, what):
     if not condition:
-        raise errors.CorruptFileError(f'{json_path}: {where} field {field!r}: {what}')
+        raise errors.AnnotationError(f'{json_path}: {where} field {field!r}: {what}')
+
+
+def _is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(
+        value)
+
+
+def _check_entries(json_path, entries, kind, fields):
+    """Each entry of a top-level list is an object with ``fields`` (an id is an int)."""
+    _check(isinstance(entries, list), json_path, 'top level', kind + 's', 'expected a list')
+    for position, entry in enumerate(entries):
+        where = f'{kind} #{position}'
+        _check(isinstance(entry, dict), json_path, where, kind, 'expected an object')
+        where = f'{kind} {entry.get("id", "#" + str(position))}'
+        for field in fields:
+            _check(field in entry, json_path, where, field, 'missing')
+        if 'id' in entry:
+            _check(isinstance(entry['id'], int) and not isinstance(entry['id'], bool),
+                   json_path, where, 'id', f'expected an integer, got {entry["id"]!r}')
 
 
 class COCOAnnotations:
@@ -64,8 +84,13 @@ class COCOAnnotations:
                 data = json.load(f)
         except json.JSONDecodeError as error:
             raise errors.CorruptFileError(f'{self.json_path}: not valid json ({error})') from None
+        _check(isinstance(data, dict), self.json_path, 'top level', 'images',
+               'expected an object with images, annotations and categories')
         for key in ('images', 'annotations', 'categories'):
             _check(key in data, self.json_path, 'top level', key, 'missing')
+        _check_entries(self.json_path, data['images'], 'image', ('id',))
+        _check_entries(self.json_path, data['categories'], 'category', ('id', 'name'))
+        _check_entries(self.json_path, data['annotations'], 'annotation', ('image_id',))
         categories = sorted(data['categories'], key=lambda c: c['id'])
         if standard_labels:
             self.label_names = coco_label_names.coco_bbox_label_names
@@ -76,8 +101,11 @@ class COCOAnnotations:
         self.label_of = {cat_id: k for k, cat_id in enumerate(self.category_ids)}
         self.images = sorted(data['images'], key=lambda img: img['id'])
         self.annotations = collections.defaultdict(list)
+        image_ids = {record['id'] for record in self.images}
         for ann in data['annotations']:
-            self.annotations[ann.get('image_id')].append(ann)
+            _check(ann['image_id'] in image_ids, self.json_path, f'annotation {ann.get("id")}',
+                   'image_id', f'{ann["image_id"]!r} is not the id of an image')
+            self.annotations[ann['image_id']].append(ann)
 
     def image_path(self, index, image_dir):
         """The path of image ``index`` inside ``image_dir``."""
@@ -99,8 +127,10 @@ class COCOAnnotations:
             for field in ('bbox', 'category_id'):
                 _check(field in ann, self.json_path, where, field, 'missing')
             box = ann['bbox']
-            _check(len(box) == 4 and box[2] >= 0 and box[3] >= 0, self.json_path, where,
-                   'bbox', f'expected [x, y, w, h] with w, h >= 0, got {box}')
+            _check(isinstance(box, list) and len(box) == 4 and all(map(_is_number, box))
+                   and box[2] >= 0 and box[3] >= 0, self.json_path, where,
+                   'bbox', f'expected [x, y, w, h] of finite numbers with w, h >= 0, got '
+                   f'{box!r}')
             _check(ann['category_id'] in self.label_of, self.json_path, where, 'category_id',
                    f'{ann["category_id"]} is not a category')
             # NOTE: COCO's [x, y, w, h] is in continuous pixel coordinates (the top-left

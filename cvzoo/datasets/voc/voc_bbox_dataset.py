@@ -1,6 +1,9 @@
 """PASCAL VOC detection: images with boxes, labels and difficult flags from the xml files."""
 
+import collections
+import math
 import pathlib
+import warnings
 import xml.etree.ElementTree as ElementTree
 
 import numpy
@@ -45,12 +48,17 @@ def parse_voc_xml(xml_path):
     if root.find('size') is not None:
         size = (_number(root, 'size/height', xml_path), _number(root, 'size/width', xml_path))
     names, boxes, difficult = [], [], []
-    for obj in root.findall('object'):
+    for index, obj in enumerate(root.findall('object')):
         names.append(_field(obj, 'name', xml_path))
         difficult.append(obj.find('difficult') is not None
                          and _field(obj, 'difficult', xml_path) == '1')
-        boxes.append([_number(obj, f'bndbox/{key}', xml_path)
-                      for key in ('xmin', 'ymin', 'xmax', 'ymax')])
+        box = [_number(obj, f'bndbox/{key}', xml_path)
+               for key in ('xmin', 'ymin', 'xmax', 'ymax')]
+        if not all(math.isfinite(value) for value in box):
+            raise errors.AnnotationError(
+                f'{xml_path}: object {index} ({names[-1]!r}) has a <bndbox> that is not '
+                f'finite: {box}')
+        boxes.append(box)
     bbox = numpy.array(boxes, numpy.float32).reshape(-1, 4)
     # NOTE: VOC stores 1-based, inclusive pixel indices; pixel k covers [k - 1, k) in
     # continuous coordinates, so x_min = xmin - 1 and x_max = xmax. The box keeps the
@@ -61,14 +69,40 @@ def parse_voc_xml(xml_path):
     if len(bad):
         raise errors.CorruptFileError(f'{xml_path}: object {int(bad[0])} has <bndbox> with '
                                       f'xmax < xmin or ymax < ymin: {boxes[int(bad[0])]}')
+    if size is not None:
+        check_inside_image(xml_path, names, bbox, size)
     return names, bbox, numpy.array(difficult, bool), size
 
 
+def check_inside_image(xml_path, names, bbox, size):
+    """Refuse a box wholly outside the (H, W) image (clipping would make it zero-area).
+
+    Raises:
+        cvzoo.errors.AnnotationError: naming the file, the object's index and its name.
+    """
+    H, W = size
+    outside = numpy.flatnonzero((bbox[:, 0] >= W) | (bbox[:, 1] >= H)
+                                | (bbox[:, 2] <= 0) | (bbox[:, 3] <= 0))
+    if len(outside):
+        index = int(outside[0])
+        raise errors.AnnotationError(
+            f'{xml_path}: object {index} ({names[index]!r}) has a <bndbox> wholly outside '
+            f'the {W}x{H} image: {(bbox[index] + [1, 1, 0, 0]).tolist()}')
+
+
+def _warn_rare_names(annotation_dir, counts):
+    rare = sorted(name for name, count in counts.items() if count == 1)
+    if rare:
+        warnings.warn(f'{annotation_dir}: class names inferred from the xml files; these '
+                      f'occur only once (a typo makes a new class): {rare}', stacklevel=3)
+
+
 def _names_in_folder(annotation_dir):
-    names = set()
+    """How often each class name occurs in the folder's xml files."""
+    counts = collections.Counter()
     for xml_path in sorted(pathlib.Path(annotation_dir).glob('*.xml')):
-        names.update(parse_voc_xml(xml_path)[0])
-    return names
+        counts.update(parse_voc_xml(xml_path)[0])
+    return counts
 
 
 class VOCBboxDataset(dataset_mixin.DatasetMixin):
@@ -98,6 +132,13 @@ class VOCBboxDataset(dataset_mixin.DatasetMixin):
     Raises:
         cvzoo.errors.CorruptFileError: (when read) an xml is malformed or lacks a field,
             or names a class outside ``label_names``; the message names the file.
+        cvzoo.errors.AnnotationError: (a CorruptFileError and a ValueError) a box with a
+            NaN or infinite coordinate, or wholly outside its image; the message names
+            the file and the object.
+
+    Warns:
+        UserWarning: with class names inferred from the folder, the names that occur
+        only once (a misspelt name would otherwise become a class of its own).
     """
 
     def __init__(self, data_dir='auto', split='trainval', year='2012', use_difficult=False,
@@ -107,9 +148,10 @@ class VOCBboxDataset(dataset_mixin.DatasetMixin):
         if label_names is None:
             label_names = voc_label_names.voc_bbox_label_names
             if data_dir != 'auto':
-                found = _names_in_folder(self.data_dir / 'Annotations')
-                if not found <= set(label_names):
-                    label_names = tuple(sorted(found))
+                counts = _names_in_folder(self.data_dir / 'Annotations')
+                if not set(counts) <= set(label_names):
+                    label_names = tuple(sorted(counts))
+                    _warn_rare_names(self.data_dir / 'Annotations', counts)
         self.label_names = tuple(label_names)
         self._label_of = {name: i for i, name in enumerate(self.label_names)}
         self.use_difficult = use_difficult
@@ -126,9 +168,10 @@ class VOCBboxDataset(dataset_mixin.DatasetMixin):
             raise errors.CorruptFileError(f'{xml_path}: field <name> {unknown[0]!r} is not '
                                           f'one of label_names')
         label = numpy.array([self._label_of[name] for name in names], numpy.int32)
+        img = image.read_image(self.data_dir / 'JPEGImages' / f'{self.ids[i]}.jpg')
+        check_inside_image(xml_path, names, bbox, img.shape[1:])  # for xml without <size>
         if not self.use_difficult:
             bbox, label, difficult = bbox[~difficult], label[~difficult], difficult[~difficult]
-        img = image.read_image(self.data_dir / 'JPEGImages' / f'{self.ids[i]}.jpg')
         # NOTE: boxes past the border (a few VOC files have them) are clipped to the image.
         bbox[:, 0::2] = numpy.clip(bbox[:, 0::2], 0, img.shape[2])
         bbox[:, 1::2] = numpy.clip(bbox[:, 1::2], 0, img.shape[1])
