@@ -85,6 +85,10 @@ def download_command(args):
 def predict_command(args):
     """Run a model on images; print the results and optionally draw them."""
     backend.get_device(args.device)  # validate early, before loading weights
+    if args.out is not None and len(args.images) > 1 and os.path.exists(args.out) \
+            and not os.path.isdir(args.out):
+        raise ValueError(f'--out: {args.out} is an existing file; with {len(args.images)} '
+                         'images --out names a folder to write one picture per image into')
     model = zoo_api.get_model(args.model, pretrained_model=args.pretrained_model)
     model.to_device(args.device)
     task = zoo_api.model_info(args.model)['task']

@@ -11,6 +11,17 @@ import sys
 from cvzoo import errors
 
 
+def _positive_int(text):
+    """argparse type: an int >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f'expected a whole number >= 1, got {text!r}') from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f'expected a whole number >= 1, got {value}')
+    return value
+
+
 def _parser():
     parser = argparse.ArgumentParser(prog='cvzoo', description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest='command', required=True)
@@ -32,7 +43,7 @@ def _parser():
     predict.add_argument('--pretrained-model', required=True,
                          help='a weight key of the model (see `cvzoo models`) or a file path')
     predict.add_argument('--device', default='cpu', help="'cpu' or 'cuda:N'")
-    predict.add_argument('--topk', type=int, default=5, help='classes to print (classification)')
+    predict.add_argument('--topk', type=_positive_int, default=5, help='classes to print (classification)')
     predict.add_argument('--score-thresh', type=float, default=None,
                          help='detection score threshold (default: the visualize preset)')
     predict.add_argument('--out', help='write a picture of the result (PNG); with several '

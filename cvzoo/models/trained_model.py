@@ -10,6 +10,7 @@ right model with no further arguments.
 
 import json
 import os
+import zipfile
 
 import numpy
 
@@ -47,5 +48,5 @@ def read_model_config(path):
             if MODEL_CONFIG_KEY not in archive.files:
                 return None
             return json.loads(archive[MODEL_CONFIG_KEY].tobytes().decode())
-    except (OSError, ValueError):
-        return None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile):
+        return None  # not a readable npz: the weight loader names the file in its error

@@ -327,9 +327,15 @@ def get_model(name: str, pretrained_model=None, **kwargs):
     if config['name'] != name:
         raise ValueError(f'pretrained_model: {pretrained_model} holds a trained '
                          f'{config["name"]!r}, not a {name!r}')
-    model = cls(pretrained_model=pretrained_model, **{**config['kwargs'], **kwargs})
-    if config.get('label_names') is not None:
-        model.label_names = tuple(config['label_names'])
+    kwargs = {**config['kwargs'], **kwargs}
+    label_names = config.get('label_names')
+    n_class = kwargs.get('n_fg_class', kwargs.get('n_class'))
+    if label_names is not None and n_class is not None and len(label_names) != n_class:
+        raise ValueError(f'pretrained_model: {pretrained_model} names {len(label_names)} '
+                         f'classes (label_names) for a model of {n_class}')
+    model = cls(pretrained_model=pretrained_model, **kwargs)
+    if label_names is not None:
+        model.label_names = tuple(label_names)
     return model
 
 

@@ -104,6 +104,50 @@ def test_predict_bad_device_is_refused_before_loading(monkeypatch, capsys, image
     assert 'device' in capsys.readouterr().err
 
 
+@pytest.mark.parametrize('topk', ['-3', '0', 'two'])
+def test_predict_topk_must_be_positive(monkeypatch, capsys, image_path, topk):
+    _fake(monkeypatch, _FakeClassifier(), 'classification')
+    with pytest.raises(SystemExit) as info:
+        main.main(['predict', image_path, '--model', 'x', '--pretrained-model', 'k',
+                   '--topk', topk])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert 'argument --topk: expected a whole number >= 1' in err and topk in err
+
+
+def test_predict_several_images_and_out_an_existing_file(monkeypatch, capsys, image_path,
+                                                         tmp_path):
+    def never(*args, **kwargs):
+        raise AssertionError('weights were loaded')
+
+    monkeypatch.setattr(commands.zoo_api, 'get_model', never)
+    existing = tmp_path / 'taken.png'
+    existing.write_bytes(b'mine')
+    assert main.main(['predict', image_path, image_path, '--model', 'x',
+                      '--pretrained-model', 'k', '--out', str(existing)]) == 2
+    err = capsys.readouterr().err
+    assert '--out' in err and 'taken.png' in err and 'folder' in err
+    assert existing.read_bytes() == b'mine'
+
+
+class _ShortNamesClassifier(_FakeClassifier):
+    label_names = ('cat', 'dog')  # the model scores three classes
+
+
+class _ShortNamesDetector(_FakeDetector):
+    label_names = ('cat',)  # the detector finds class 1
+
+
+@pytest.mark.parametrize('model, task', [(_ShortNamesClassifier(), 'classification'),
+                                         (_ShortNamesDetector(), 'detection')],
+                         ids=['classification', 'detection'])
+def test_predict_fewer_label_names_than_classes(monkeypatch, capsys, image_path, model, task):
+    _fake(monkeypatch, model, task)
+    assert main.main(['predict', image_path, '--model', 'x', '--pretrained-model', 'k']) == 2
+    err = capsys.readouterr().err
+    assert '--pretrained-model' in err and 'label_names' in err
+
+
 class _FakeSegmenter:
     def __init__(self):
         from cvzoo.datasets import camvid_label_names

@@ -1,6 +1,7 @@
 import numpy
 import pytest
 
+from cvzoo import errors
 from cvzoo.models import get_model
 from cvzoo.models.trained_model import read_model_config, save_trained_model
 
@@ -30,3 +31,23 @@ def test_plain_files_have_no_config(tmp_path):
     assert read_model_config(tmp_path / 'missing.npz') is None
     numpy.savez(tmp_path / 'plain.npz', x=numpy.zeros(2))
     assert read_model_config(tmp_path / 'plain.npz') is None
+
+
+def test_fewer_label_names_than_classes_is_refused(tmp_path):
+    model = get_model('small_cnn', n_class=3)
+    model(numpy.zeros((1, 3, 32, 32), numpy.float32))
+    model.label_names = ('cat', 'dog')
+    save_trained_model(model, tmp_path / 'short.npz', 'small_cnn', n_class=3)
+    with pytest.raises(ValueError, match=r'short\.npz names 2 classes .* of 3'):
+        get_model('small_cnn', pretrained_model=str(tmp_path / 'short.npz'))
+
+
+@pytest.mark.parametrize('cut', [0.2, 0.6, 0.95])
+def test_truncated_trained_model_names_the_file(tmp_path, cut):
+    model = get_model('small_cnn', n_class=3)
+    model(numpy.zeros((1, 3, 32, 32), numpy.float32))
+    save_trained_model(model, tmp_path / 'cut.npz', 'small_cnn', n_class=3)
+    data = (tmp_path / 'cut.npz').read_bytes()
+    (tmp_path / 'cut.npz').write_bytes(data[:int(len(data) * cut)])
+    with pytest.raises(errors.CorruptFileError, match=r'cut\.npz'):
+        get_model('small_cnn', pretrained_model=str(tmp_path / 'cut.npz'), n_class=3)

@@ -121,3 +121,28 @@ def test_real_files(shared_data, name):
 def test_real_cfg_is_not_weights(shared_data):
     with pytest.raises(errors.CorruptFileError, match='yolo-fastest-voc.cfg'):
         file_format.sniff_format(shared_data / 'weights' / 'yolo-fastest-voc.cfg')
+
+
+def _zip_weight_file(path, kind, pth_writer):
+    arrays = {'w': numpy.arange(4096, dtype=numpy.float32).reshape(64, 64)}
+    if kind == 'npz':
+        numpy.savez(path, **arrays)
+    else:
+        t = pth_writer.tensor('0', arrays['w'])
+        pth_writer.write_zip(path, {'w': t}, [t])
+
+
+@pytest.mark.parametrize('cut', [0.1, 0.5, 0.9, 0.999], ids=['10%', '50%', '90%', '99.9%'])
+@pytest.mark.parametrize('kind', ['npz', 'pth'])
+def test_truncated_zip_weight_file_names_the_file(tmp_path, pth_writer, kind, cut):
+    from cvzoo.core.links import link
+    from cvzoo.models import zoo
+
+    path = tmp_path / f'cut.{kind}'
+    _zip_weight_file(path, kind, pth_writer)
+    data = path.read_bytes()
+    path.write_bytes(data[:max(int(len(data) * cut), 4)])
+    with pytest.raises(errors.CorruptFileError, match=f'cut.{kind}'):
+        file_format.read_weight_file(path)
+    with pytest.raises(errors.CorruptFileError, match=f'cut.{kind}'):
+        zoo.load_weights(link.Chain(), path)
