@@ -1,6 +1,7 @@
 """Write a file under a temporary name in its folder and rename it when complete."""
 
 import contextlib
+import glob
 import os
 import tempfile
 
@@ -26,3 +27,26 @@ def atomic_write(path):
         with contextlib.suppress(OSError):
             os.remove(tmp_path)
         raise
+
+
+def remove_orphans(folder, name_pattern):
+    """Remove the temporary files that interrupted atomic writes left in ``folder``.
+
+    A process killed inside :func:`atomic_write` (SIGKILL, power loss) leaves its
+    ``.<name>.<random>.tmp`` behind. Call this when no write to those names can be in
+    progress, e.g. when a trainer starts.
+
+    Args:
+        folder (str or PathLike): where the files were written.
+        name_pattern (str): a glob of the final names, e.g. ``'snapshot_iter_*'``.
+
+    Returns:
+        list of str: the files removed.
+    """
+    pattern = os.path.join(glob.escape(os.fspath(folder)), f'.{name_pattern}.*.tmp')
+    removed = []
+    for path in glob.glob(pattern):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
+            removed.append(path)
+    return removed

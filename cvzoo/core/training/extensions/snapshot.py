@@ -37,7 +37,11 @@ class _Snapshot(extension.Extension):
         self.loaded_from = None
 
     def initialize(self, trainer):
-        """With autoload, load the newest matching snapshot in ``trainer.out``, if any."""
+        """Remove temporary files of interrupted snapshots; with autoload, load the newest
+        matching snapshot in ``trainer.out``, if any."""
+        pattern = _glob_pattern(self.filename)
+        atomic_write.remove_orphans(os.path.join(trainer.out, os.path.dirname(pattern)),
+                                    os.path.basename(pattern))
         if not self.autoload:
             return
         found = _matching_files(trainer.out, self.filename)
@@ -68,7 +72,8 @@ def snapshot(filename='snapshot_iter_{.updater.iteration}', savefun=npz.save_npz
     shuffling state, the extensions' state (the log, schedules), the elapsed time and
     NumPy's global random state. Loading it into a trainer built the same way,
     ``load_npz(path, trainer)``, makes the run go on bit-for-bit as if never stopped.
-    The file is written under a temporary name and renamed when complete.
+    The file is written under a temporary name and renamed when complete; temporary
+    files that an interrupted run left behind are removed when training starts.
 
     Args:
         filename (str): a name formatted with the trainer, e.g. ``'snapshot_{.updater.epoch}'``.

@@ -96,3 +96,26 @@ def test_a_failing_save_leaves_no_file(make_trainer, tmp_path):
 def test_n_retains_is_checked():
     with pytest.raises(ValueError, match='n_retains'):
         snapshot(n_retains=0)
+
+
+@pytest.mark.parametrize('autoload', [False, True])
+def test_orphan_tmp_files_of_killed_snapshots_are_removed(make_trainer, tmp_path, autoload):
+    """A run killed inside the atomic write leaves '.<name>.<random>.tmp'; the next run
+    removes them, and leaves every other file alone."""
+    first = make_trainer(stop=(2, 'iteration'))
+    first.extend(snapshot(), trigger=(2, 'iteration'))
+    first.run()
+    orphans = [tmp_path / '.snapshot_iter_4.abc123.tmp', tmp_path / '.snapshot_iter_6.x_y.tmp']
+    for orphan in orphans:
+        orphan.write_bytes(b'half a snapshot')
+    others = [tmp_path / '.model.npz.abc.tmp', tmp_path / 'notes.tmp']
+    for other in others:
+        other.write_bytes(b'not ours')
+    second = make_trainer(stop=(3, 'iteration'))
+    ext = snapshot(autoload=autoload)
+    second.extend(ext, trigger=(10, 'iteration'))
+    second.run()
+    assert not any(orphan.exists() for orphan in orphans)
+    assert all(other.exists() for other in others)
+    assert (tmp_path / 'snapshot_iter_2').exists()
+    assert (ext.loaded_from is not None) == autoload
