@@ -12,8 +12,10 @@ import hashlib
 import os
 import pathlib
 import shutil
+import socket
 import stat
 import tarfile
+import threading
 import time
 import urllib.parse
 import zipfile
@@ -36,6 +38,53 @@ _TRANSIENT = (requests.ConnectionError, requests.Timeout,
 
 class _Incomplete(Exception):
     """The server closed the stream before sending every byte it announced."""
+
+
+class _DeadlinePassed(Exception):
+    """The file's total deadline passed while its bytes were still coming."""
+
+
+class _Watchdog:
+    """Cut a streaming response's connection when the file's deadline passes.
+
+    A read timeout bounds each wait for a byte, not the whole file: a server that sends
+    one byte every few seconds would hold a download (and its file lock) for ever. The
+    socket is shut down from a timer thread, which wakes the blocked read.
+    """
+
+    def __init__(self, response, seconds):
+        self.expired = False
+        self._response = response
+        self._timer = threading.Timer(max(seconds, 0.0), self._cut)
+        self._timer.daemon = True
+
+    def _cut(self):
+        self.expired = True
+        sock = _socket_of(self._response)
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self._response.close()
+
+    def __enter__(self):
+        self._timer.start()
+        return self
+
+    def __exit__(self, *exc_info):
+        self._timer.cancel()
+
+
+def _socket_of(response):
+    """The socket under a requests response (urllib3 1.x or 2.x), or None."""
+    raw = response.raw
+    connection = getattr(raw, 'connection', None) or getattr(raw, '_connection', None)
+    sock = getattr(connection, 'sock', None)
+    if sock is None:  # urllib3 1.x: through http.client's file object
+        fp = getattr(getattr(raw, '_fp', None), 'fp', None)
+        sock = getattr(getattr(fp, 'raw', None), '_sock', None)
+    return sock
 
 
 def sha256_of(path: PathLike) -> str:
@@ -106,48 +155,77 @@ def _open_part(part: pathlib.Path, append: bool):
     return file
 
 
-def _fetch_http(url: str, part: pathlib.Path, timeout: float, quiet) -> None:
+def _fetch_http(url: str, part: pathlib.Path, timeout: float, quiet, deadline_at: float):
     """Stream ``url`` into ``part``, resuming with a Range request when it already holds bytes."""
     offset = _resumable_size(part)
     headers = {'Range': f'bytes={offset}-'} if offset else {}
-    with requests.get(url, stream=True, timeout=timeout, headers=headers) as response:
-        if response.status_code == 416:  # nothing past our bytes: they are not its file
-            _discard(part)
-            raise _Incomplete(f'{url}: the server refused to resume at byte {offset}')
-        if offset and response.status_code == 200:
-            offset = 0  # the server ignores the range: start again
-        if response.status_code >= 500:  # the server's trouble: worth a retry
-            raise requests.ConnectionError(f'HTTP status {response.status_code}')
-        if response.status_code not in (200, 206):
-            raise errors.DownloadError(f'{url}: HTTP status {response.status_code}')
-        length = response.headers.get('Content-Length')
-        expected = offset + int(length) if length is not None else None
-        with _open_part(part, append=offset > 0) as f, ProgressBar(
-                total=expected, desc=part.name[:-5], quiet=quiet, unit='B') as bar:
-            bar.update(offset)
-            for chunk in response.iter_content(_CHUNK):
-                f.write(chunk)
-                bar.update(len(chunk))
+    remaining = deadline_at - time.monotonic()
+    with requests.get(url, stream=True, timeout=min(timeout, max(remaining, 0.01)),
+                      headers=headers) as response, _Watchdog(response, remaining) as watchdog:
+        try:
+            _write_body(url, response, part, offset, quiet)
+        except Exception:
+            if watchdog.expired:
+                raise _DeadlinePassed() from None
+            raise
+        if watchdog.expired:  # a cut stream without Content-Length ends like a whole one
+            raise _DeadlinePassed()
+
+
+def _write_body(url, response, part, offset, quiet):
+    """Check the answer's status and stream its body into ``part``."""
+    if response.status_code == 416:  # nothing past our bytes: they are not its file
+        _discard(part)
+        raise _Incomplete(f'{url}: the server refused to resume at byte {offset}')
+    if offset and response.status_code == 200:
+        offset = 0  # the server ignores the range: start again
+    if response.status_code >= 500:  # the server's trouble: worth a retry
+        raise requests.ConnectionError(f'HTTP status {response.status_code}')
+    if response.status_code not in (200, 206):
+        raise errors.DownloadError(f'{url}: HTTP status {response.status_code}')
+    length = response.headers.get('Content-Length')
+    expected = offset + int(length) if length is not None else None
+    with _open_part(part, append=offset > 0) as f, ProgressBar(
+            total=expected, desc=part.name[:-5], quiet=quiet, unit='B') as bar:
+        bar.update(offset)
+        for chunk in response.iter_content(_CHUNK):
+            f.write(chunk)
+            bar.update(len(chunk))
     if expected is not None and part.stat().st_size < expected:
         raise _Incomplete(f'{url}: got {part.stat().st_size} of {expected} bytes')
 
 
-def _fetch_with_retries(url: str, part: pathlib.Path, retries: int, timeout: float, quiet):
+def _fetch_with_retries(url: str, part: pathlib.Path, retries: int, timeout: float, quiet,
+                        deadline: float):
+    deadline_at = time.monotonic() + deadline
     pause = _RETRY_PAUSE
     for attempt in range(retries + 1):
         try:
-            _fetch_http(url, part, timeout, quiet)
+            _fetch_http(url, part, timeout, quiet, deadline_at)
             return
+        except _DeadlinePassed:
+            raise errors.DownloadError(
+                f'{url}: gave up after the deadline of {deadline:g} s for one file (set '
+                f'CVZOO_DOWNLOAD_DEADLINE for slow links); {_size_of(part)} bytes are kept '
+                f'in {part} and resumed next time') from None
         except (_Incomplete,) + _TRANSIENT as exc:
-            if attempt == retries:
+            if attempt == retries or time.monotonic() + pause >= deadline_at:
                 raise errors.DownloadError(
-                    f'{url}: failed after {retries + 1} attempts: {exc}') from exc
+                    f'{url}: failed after {attempt + 1} attempts: {exc}') from exc
             time.sleep(pause)
             pause *= 2
 
 
+def _size_of(path):
+    try:
+        return os.lstat(path).st_size
+    except FileNotFoundError:
+        return 0
+
+
 def download(url: str, path: PathLike, sha256: Optional[str] = None, *, retries: int = 3,
-             quiet: Optional[bool] = None, timeout: float = 30.0) -> pathlib.Path:
+             quiet: Optional[bool] = None, timeout: float = 30.0,
+             deadline: Optional[float] = None) -> pathlib.Path:
     """Download ``url`` to ``path`` through ``path + '.part'``, checking the sha256.
 
     http(s) downloads are streamed with a progress bar; a dropped connection is retried
@@ -164,6 +242,9 @@ def download(url: str, path: PathLike, sha256: Optional[str] = None, *, retries:
         retries (int): extra attempts after a dropped connection or a 5xx answer.
         quiet (bool or None): progress bar switch, as in cvzoo.utils.progress.
         timeout (float): seconds to wait for the server to answer or send data.
+        deadline (float or None): seconds the whole file may take, retries included;
+            None: ``$CVZOO_DOWNLOAD_DEADLINE`` (default 3600). A server that keeps
+            sending a trickle never hits ``timeout``; the deadline ends the download.
 
     Returns:
         pathlib.Path: ``path``.
@@ -180,7 +261,8 @@ def download(url: str, path: PathLike, sha256: Optional[str] = None, *, retries:
         if source is not None:
             _copy_local(source, part, url)
         else:
-            _fetch_with_retries(url, part, retries, timeout, quiet)
+            deadline = paths.download_deadline() if deadline is None else deadline
+            _fetch_with_retries(url, part, retries, timeout, quiet, deadline)
     except errors.DownloadError:
         raise
     except (requests.RequestException, OSError) as exc:
@@ -210,8 +292,8 @@ def _is_cached(target: pathlib.Path, sha256: Optional[str]) -> bool:
 
 
 def cached_download(url: str, sha256: Optional[str] = None, *, file_name: Optional[str] = None,
-                    subdir: str = '', mirror: bool = True,
-                    quiet: Optional[bool] = None) -> pathlib.Path:
+                    subdir: str = '', mirror: bool = True, quiet: Optional[bool] = None,
+                    deadline: Optional[float] = None) -> pathlib.Path:
     """Return the path of ``url``'s file under ``$CVZOO_HOME/subdir``, fetching it once.
 
     A cached file is reused when its sha256 matches (or no hash is given). Otherwise
@@ -227,6 +309,8 @@ def cached_download(url: str, sha256: Optional[str] = None, *, file_name: Option
         subdir (str): folder under ``$CVZOO_HOME``.
         mirror (bool): False skips the mirror.
         quiet (bool or None): progress bar switch.
+        deadline (float or None): seconds each source may take for the file, as in
+            :func:`download`.
 
     Returns:
         pathlib.Path: the cached file.
@@ -249,7 +333,7 @@ def cached_download(url: str, sha256: Optional[str] = None, *, file_name: Option
         failures = []
         for source in sources:
             try:
-                return download(source, target, sha256, quiet=quiet)
+                return download(source, target, sha256, quiet=quiet, deadline=deadline)
             except errors.DownloadError as exc:
                 failures.append(str(exc))
     raise errors.DownloadError(

@@ -6,6 +6,7 @@ variable at run time and be heard.
     CVZOO_HOME            cache of weights and downloads, default ``~/.cache/cvzoo``
     CVZOO_WEIGHTS_MIRROR  a folder or a base URL tried before the original URL; unset: none
     CVZOO_DATASET_ROOT    where datasets are found, default ``$CVZOO_HOME/datasets``
+    CVZOO_DOWNLOAD_DEADLINE  seconds one file's download may take in all, default 3600
 """
 
 import os
@@ -37,3 +38,26 @@ def dataset_root() -> pathlib.Path:
     if value:
         return pathlib.Path(value).expanduser()
     return cvzoo_home() / 'datasets'
+
+
+DEFAULT_DOWNLOAD_DEADLINE = 3600.0  # seconds: a 1 GB file at 300 kB/s
+
+
+def download_deadline() -> float:
+    """Return ``$CVZOO_DOWNLOAD_DEADLINE``: seconds a file's download may take, retries
+    included (default 3600).
+
+    Raises:
+        ValueError: the variable is set to something other than a positive number.
+    """
+    value = os.environ.get('CVZOO_DOWNLOAD_DEADLINE')
+    if not value:
+        return DEFAULT_DOWNLOAD_DEADLINE
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise ValueError(f'CVZOO_DOWNLOAD_DEADLINE: expected a number of seconds > 0, got '
+                         f'{value!r}')
+    return seconds
