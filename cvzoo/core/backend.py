@@ -253,6 +253,36 @@ def check_same_device(arrays, what: str) -> None:
             )
 
 
+# dtypes CUDA's atomicAdd takes, and so CuPy's add.at / cupyx.scatter_add
+_ATOMIC_ADD_DTYPES = frozenset(numpy.dtype(t) for t in (
+    numpy.float16, numpy.float32, numpy.float64, numpy.int32, numpy.uint32, numpy.uint64))
+
+
+def add_at(target: Array, slices, values) -> None:
+    """``numpy.add.at`` for any dtype on NumPy and CuPy alike (in place, unbuffered).
+
+    On a GPU, dtypes that CUDA's atomicAdd lacks (int64, int8/16, uint8/16, bool) are
+    summed in a wider type it has and written back.
+
+    >>> import numpy as np
+    >>> a = np.zeros(3, np.int64)
+    >>> add_at(a, np.array([0, 0, 2]), 1)
+    >>> a
+    array([2, 0, 1])
+    """
+    xp = get_array_module(target)
+    if xp is numpy or numpy.dtype(target.dtype) in _ATOMIC_ADD_DTYPES:
+        xp.add.at(target, slices, values)
+        return
+    # int64 goes through float64 (exact below 2 ** 53), narrower ints through 32 bits
+    wide = {'i': numpy.int32, 'u': numpy.uint32, 'b': numpy.uint32}.get(target.dtype.kind)
+    if wide is None or target.dtype.itemsize >= 8:
+        wide = numpy.float64
+    total = target.astype(wide)
+    xp.add.at(total, slices, xp.asarray(values).astype(wide))
+    target[...] = total.astype(target.dtype)
+
+
 def using_device_of(*arrays):
     """A context manager that makes the device of the first GPU array current.
 

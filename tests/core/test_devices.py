@@ -194,3 +194,68 @@ def test_grad_of_a_second_gpu_graph(two_gpus):
     x = Variable(backend.to_device(numpy.array([1.0, 2.0]), 'cuda:1'))
     gx, = backprop.grad([F.sum(x * x)], [x])
     numpy.testing.assert_array_equal(backend.to_numpy(gx.array), [2.0, 4.0])
+
+
+# --- CuPy's rules and host syncs on hot paths -----------------------------------------
+
+@pytest.mark.parametrize('dtype', [numpy.int64, numpy.uint8, numpy.int16, numpy.bool_,
+                                   numpy.float32])
+def test_add_at_takes_every_dtype_on_a_gpu(two_gpus, dtype):
+    host = numpy.zeros(4, dtype)
+    index = numpy.array([0, 0, 3])
+    backend.add_at(host, index, numpy.ones(3, dtype))
+    device = backend.to_device(numpy.zeros(4, dtype), 'cuda:0')
+    backend.add_at(device, backend.to_device(index, 'cuda:0'),
+                   backend.to_device(numpy.ones(3, dtype), 'cuda:0'))
+    assert device.dtype == dtype
+    numpy.testing.assert_array_equal(backend.to_numpy(device), host)
+
+
+def test_get_item_backward_with_repeated_int64_indexes_on_a_gpu(stand_in, two_gpus):
+    x = Variable(backend.to_device(numpy.arange(4.0), 'cuda:0'))
+    index = backend.to_device(numpy.array([1, 1, 3], numpy.int64), 'cuda:0')
+    with stand_in.count_syncs() as syncs:
+        y = F.get_item(x, index)
+        F.sum(y).backward()
+    assert not syncs, syncs
+    numpy.testing.assert_array_equal(backend.to_numpy(x.grad), [0, 2, 0, 1])
+
+
+def test_select_item_on_a_gpu_makes_no_sync_and_nan_out_of_range(stand_in, two_gpus):
+    x = backend.to_device(numpy.arange(6.0).reshape(2, 3), 'cuda:0')
+    t = backend.to_device(numpy.array([2, 5], numpy.int32), 'cuda:0')
+    with stand_in.count_syncs() as syncs:
+        y = F.select_item(x, t)
+    assert not syncs, syncs
+    out = backend.to_numpy(y.array)
+    assert out[0] == 2.0 and numpy.isnan(out[1])
+
+
+@pytest.mark.parametrize('make_hook', [
+    lambda: optimizers.GradientClipping(0.1), lambda: optimizers.WeightDecay(0.1),
+    lambda: optimizers.GradientLARS(threshold=1e-3, weight_decay=0.1)],
+    ids=['clipping', 'weight_decay', 'lars'])
+def test_optimizer_hooks_on_the_second_gpu_make_no_sync(stand_in, two_gpus, make_hook):
+    backend.get_device('cuda:0').use()
+    link = L.Linear(3, 2).to_device('cuda:1')
+    reference = L.Linear(3, 2)
+    reference.copyparams(link)
+    x = numpy.full((4, 3), 5.0, numpy.float32)
+    for model, data in ((link, backend.to_device(x, 'cuda:1')), (reference, x)):
+        optimizer = optimizers.SGD(lr=1.0).setup(model)
+        optimizer.add_hook(make_hook())
+        F.sum(model(data)).backward()
+        with stand_in.count_syncs() as syncs:
+            optimizer.update()
+        if model is link:
+            assert not syncs, syncs
+    numpy.testing.assert_allclose(backend.to_numpy(link.W.array), reference.W.array,
+                                  rtol=1e-6)
+
+
+def test_softmax_cross_entropy_on_a_gpu_makes_no_sync(stand_in, two_gpus):
+    x = Variable(backend.to_device(numpy.zeros((3, 4), numpy.float32), 'cuda:0'))
+    t = backend.to_device(numpy.array([0, -1, 3], numpy.int32), 'cuda:0')
+    with stand_in.count_syncs() as syncs:
+        F.softmax_cross_entropy(x, t).backward()
+    assert not syncs, syncs

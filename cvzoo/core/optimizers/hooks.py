@@ -5,13 +5,17 @@ Add one with ``optimizer.add_hook(WeightDecay(5e-4))``.
 
 import math
 
+import numpy
+
 from cvzoo.core import backend
 
 
 def _params_with_grad(optimizer):
+    """The parameters that have a gradient, each yielded with its device current."""
     for param in optimizer.target.params(include_uninit=False):
         if param.grad is not None:
-            yield param
+            with backend.using_device_of(param.array):
+                yield param
 
 
 class WeightDecay:
@@ -46,16 +50,31 @@ class GradientClipping:
         self.threshold = threshold
 
     def __call__(self, optimizer):
-        params = list(_params_with_grad(optimizer))
-        squares = 0.0
-        for param in params:
-            squares += float(backend.to_numpy((param.grad * param.grad).sum()))
-        norm = math.sqrt(squares)
-        if norm <= self.threshold:
+        # the squared norm is summed where the gradients live; on a GPU the scale is
+        # applied without reading the norm on the host (no sync per step)
+        params, squares = [], []
+        for param in _params_with_grad(optimizer):
+            params.append(param)
+            squares.append((param.grad * param.grad).sum())
+        if not params:
             return
-        scale = self.threshold / norm
+        first = backend.get_device_from_array(params[0].grad)
+        xp = first.xp
+        with first:
+            total = sum(backend.to_device(s, first).astype(numpy.float64) for s in squares)
+            if xp is numpy:
+                norm = math.sqrt(float(total))
+                if norm <= self.threshold:
+                    return
+                scale = self.threshold / norm
+            else:
+                scale = xp.minimum(1.0, self.threshold / xp.maximum(xp.sqrt(total), 1e-30))
         for param in params:
-            param.grad *= scale
+            with backend.using_device_of(param.grad):
+                if xp is numpy:
+                    param.grad *= scale
+                else:
+                    param.grad *= backend.to_device(scale, param.device).astype(param.dtype)
 
 
 class GradientLARS:

@@ -46,7 +46,7 @@ class _GetItemGrad(function_node.FunctionNode):
         else:
             # NOTE: add.at is unbuffered, so repeated indexes accumulate; it is much
             # slower than an assignment, hence the uniqueness test in get_item.
-            xp.add.at(gx, self.slices, gy)
+            backend.add_at(gx, self.slices, gy)
         return gx,
 
     def backward(self, indexes, grad_outputs):
@@ -99,8 +99,9 @@ def _consumed_axes(item):
 def selects_each_once(slices, shape):
     """Whether indexing an array of ``shape`` with normalized ``slices`` never repeats an element.
 
-    True for basic indexing and for one bool mask; for one int array, True when its
-    entries (taken modulo the axis size) are distinct. Several arrays: False (not checked).
+    True for basic indexing and for one bool mask; for one int array on the host, True
+    when its entries (taken modulo the axis size) are distinct. Several arrays, or an int
+    array on a GPU: False (not checked).
     """
     arrays = [i for i, item in enumerate(slices) if hasattr(item, 'dtype')]
     if not arrays:
@@ -115,10 +116,11 @@ def selects_each_once(slices, shape):
     axis = 0
     for entry in slices[:position]:
         axis += len(shape) - sum(consumed) if entry is Ellipsis else _consumed_axes(entry)
+    if backend.get_array_module(item) is not numpy:
+        return False  # testing on a GPU would sync; its scatter-add is fast anyway
     size = shape[axis] if axis < len(shape) else 0
     flat = (item % size).ravel() if size else item.ravel()
-    xp = backend.get_array_module(flat)
-    return int(xp.unique(flat).size) == flat.size
+    return int(numpy.unique(flat).size) == flat.size
 
 
 def get_item(x, slices):

@@ -1,5 +1,7 @@
 """select_item: pick one element per row, x[i, t[i]]."""
 
+import numpy
+
 from cvzoo.core import backend, function_node
 from cvzoo.core import variable as variable_module
 from cvzoo.core.functions.array import broadcast, reshape
@@ -11,7 +13,13 @@ class SelectItem(function_node.FunctionNode):
         xp = backend.get_array_module(x, t)
         self.retain_inputs((1,))
         self.in_shape = x.shape
-        return xp.take_along_axis(x, t[:, None].astype(xp.intp), axis=1)[:, 0],
+        if xp is numpy:  # t was range-checked on the host
+            return xp.take_along_axis(x, t[:, None].astype(xp.intp), axis=1)[:, 0],
+        # on a GPU t is not read on the host (a sync); an entry out of range gives NaN
+        out_of_range = (t < 0) | (t >= x.shape[1])
+        safe_t = xp.where(out_of_range, 0, t).astype(xp.intp)
+        y = xp.take_along_axis(x, safe_t[:, None], axis=1)[:, 0]
+        return xp.where(out_of_range, xp.nan, y).astype(x.dtype, copy=False),
 
     def backward(self, indexes, grad_outputs):
         t, = self.get_retained_inputs()
@@ -50,7 +58,8 @@ def select_item(x, t):
     if t.shape != x.shape[:1]:
         raise ValueError(
             f'select_item: t must have shape {x.shape[:1]} to match x {x.shape}, got {t.shape}')
-    if t.size and (bool((t_array < 0).any()) or bool((t_array >= x.shape[1]).any())):
+    on_host = backend.get_array_module(t_array) is numpy
+    if t.size and on_host and ((t_array < 0).any() or (t_array >= x.shape[1]).any()):
         raise ValueError(f'select_item: entries of t must be in [0, {x.shape[1]}), '
                          f'got values from {int(t_array.min())} to {int(t_array.max())}')
     return SelectItem().apply((x, t))[0]

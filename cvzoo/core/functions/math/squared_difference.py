@@ -1,7 +1,7 @@
 """squared_difference: ``(x - y) ** 2``, the worked example of a function with own kernels.
 
 Forward and backward each run one elementwise kernel made by
-``backend.elementwise_kernel``: a ``cupy.ElementwiseKernel`` on a GPU (one pass over
+``backend.elementwise_kernel``: CuPy's ``ElementwiseKernel`` on a GPU (one pass over
 memory instead of a subtraction and a square), its NumPy twin on the CPU. The second
 order is written with differentiable functions, so double backprop works too. Copy this
 file to write your own fused GPU function (docs/gpu.md, "Your own kernel").

@@ -20,7 +20,7 @@ class FailOnNonNumber(extension.Extension):
         keys (sequence of str or None): the observations to check (None: all). The train
             scripts pass ``('main/loss',)``: reading the loss is the one host sync per
             iteration this costs.
-        check_params (bool): also check every parameter (one sync per parameter).
+        check_params (bool): also check every parameter (one host sync per device).
 
     Raises:
         NonFiniteError: naming the first non-finite observation (e.g. ``main/loss``) or
@@ -49,12 +49,29 @@ class FailOnNonNumber(extension.Extension):
                     'the learning rate or check the data')
         if not self._check_params:
             return
-        for name, optimizer in trainer.updater.get_all_optimizers().items():
-            for path, param in optimizer.target.namedparams(include_uninit=False):
-                if not bool(param.xp.isfinite(param.array).all()):
-                    raise NonFiniteError(
-                        f'FailOnNonNumber: parameter {path} of optimizer {name!r} holds '
-                        f'NaN or inf at iteration {iteration}')
+        named = [(name, path, param)
+                 for name, optimizer in trainer.updater.get_all_optimizers().items()
+                 for path, param in optimizer.target.namedparams(include_uninit=False)]
+        if _all_finite([param.array for _, _, param in named]):
+            return
+        for name, path, param in named:  # only after a failure: find the culprit
+            if not bool(param.xp.isfinite(param.array).all()):
+                raise NonFiniteError(
+                    f'FailOnNonNumber: parameter {path} of optimizer {name!r} holds '
+                    f'NaN or inf at iteration {iteration}')
+
+
+def _all_finite(arrays):
+    """Whether every array is finite, read with one host sync per device."""
+    by_device = {}
+    for array in arrays:
+        by_device.setdefault(backend.get_device_from_array(array), []).append(array)
+    for device, group in by_device.items():
+        with device:
+            flags = device.xp.stack([device.xp.isfinite(a).all() for a in group])
+            if not bool(flags.all()):
+                return False
+    return True
 
 
 def _is_number(array):
