@@ -138,8 +138,8 @@ def make_communicator(args):
     from cvzoo.core.communicators.create_communicator import create_communicator
 
     comm = create_communicator(args.communicator)
-    if args.device.startswith('cuda'):
-        args.device = f'cuda:{comm.intra_rank}'
+    # this rank's own GPU, current before the model or any array is made
+    args.device = str(comm.rank_device(args.device))
     return comm
 
 

@@ -19,7 +19,7 @@ def setup_data_parallel(name, dataset, optimizer, device, seed=None):
         tuple: (communicator, this rank's dataset, wrapped optimizer, device).
     """
     comm = create_communicator(name)
-    if str(device).startswith('cuda'):
-        device = f'cuda:{comm.intra_rank}'
+    # this rank's own GPU, current before the model or any array is made
+    device = str(comm.rank_device(device))
     dataset = scatter_dataset(dataset, comm, shuffle=True, seed=seed)
     return comm, dataset, multi_node_optimizer.create_multi_node_optimizer(optimizer, comm), device

@@ -52,6 +52,21 @@ class MpiCommunicator:
         self.inter_rank = self._inter.Get_rank()
         self.inter_size = self._inter.Get_size()
 
+    def rank_device(self, device):
+        """This rank's device for a requested one, made current before anything is made.
+
+        A GPU request (``'cuda'``, ``'cuda:0'``, any ``cuda:N``) becomes this rank's own
+        GPU, ``cuda:<intra_rank>``; the CPU stays the CPU.
+
+        Returns:
+            Device: the device this rank trains on.
+        """
+        device = backend.get_device(device) if str(device) != 'cuda' else None
+        if device is not None and device.kind == 'cpu':
+            return device
+        device = backend.Device(f'cuda:{self.intra_rank}')
+        return device.use()
+
     # --- Python objects ---
 
     def bcast_obj(self, obj, root=0):
@@ -77,7 +92,8 @@ class MpiCommunicator:
         for _, param in _sorted_params(model, with_grad=False):
             host = numpy.ascontiguousarray(backend.to_numpy(param.array))
             self.mpi_comm.Bcast(host, root=0)
-            param.array[...] = backend.to_device(host, param.device)
+            with backend.using_device_of(param.array):
+                param.array[...] = backend.to_device(host, param.device)
 
     def allreduce_grad(self, model, zero_fill=False):
         """Replace every gradient by its mean over the ranks (in place).
@@ -91,19 +107,25 @@ class MpiCommunicator:
         if zero_fill:
             for _, param in _sorted_params(model, with_grad=False):
                 if param.grad is None:
-                    param.grad = param.xp.zeros_like(param.array)
+                    with backend.using_device_of(param.array):
+                        param.grad = param.xp.zeros_like(param.array)
         params = [p for _, p in _sorted_params(model, with_grad=True)]
         if not params:
             return
         dtype = self.allreduce_grad_dtype or numpy.result_type(*[p.grad.dtype for p in params])
-        buffer = numpy.concatenate(
-            [backend.to_numpy(p.grad).ravel().astype(dtype, copy=False) for p in params])
+        # one copy to the host and one back, whatever the number of parameters
+        with backend.using_device_of(params[0].grad):
+            flat = params[0].xp.concatenate(
+                [p.grad.ravel().astype(dtype, copy=False) for p in params])
+        buffer = numpy.ascontiguousarray(backend.to_numpy(flat))
         self._allreduce_mean(buffer)
-        offset = 0
-        for param in params:
-            part = buffer[offset:offset + param.grad.size].reshape(param.grad.shape)
-            param.grad[...] = backend.to_device(part.astype(param.grad.dtype), param.device)
-            offset += param.grad.size
+        with backend.using_device_of(params[0].grad):
+            flat = backend.to_device(buffer, params[0].device)
+            offset = 0
+            for param in params:
+                part = flat[offset:offset + param.grad.size].reshape(param.grad.shape)
+                param.grad[...] = part.astype(param.grad.dtype, copy=False)
+                offset += param.grad.size
 
     def _allreduce_mean(self, buffer):
         """Sum ``buffer`` over the ranks in place and divide by the size."""

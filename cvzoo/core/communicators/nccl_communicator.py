@@ -1,7 +1,9 @@
 """NcclCommunicator: GPU all-reduce and broadcast through NCCL; MPI for everything else.
 
-NOTE: written against the NCCL binding of the GPU array module (reached only through
-``backend.nccl_module()``) and untested here: this machine has no GPU.
+Written against CuPy's NCCL binding (reached only through ``backend.nccl_module()``). The
+test suite runs it on the CuPy stand-in, whose NCCL calls go through MPI on the real
+memory of the fake GPUs (device placement, the rank's GPU current, dtypes and the mean
+are checked there); NCCL itself is proved only by tools/gpu_check.sh on real GPUs.
 """
 
 import numpy
@@ -19,8 +21,10 @@ _DEFAULT_STREAM = 0
 class NcclCommunicator(mpi_communicator.MpiCommunicator):
     """Like MpiCommunicator, but gradients and parameters stay on the GPU.
 
-    Every rank must have put its model on its own GPU (``'cuda:%d' % comm.intra_rank``)
-    before the first call. Rank 0 makes the NCCL id and MPI broadcasts it.
+    The communicator makes this rank's own GPU (``cuda:<intra_rank>``, :attr:`device`)
+    current before it creates the NCCL communicator, so that no two ranks of a machine
+    share a GPU; put the model there (``model.to_device(comm.device)``). Rank 0 makes the
+    NCCL id and MPI broadcasts it.
 
     Args:
         mpi_comm: an mpi4py communicator (default ``MPI.COMM_WORLD``).
@@ -31,9 +35,11 @@ class NcclCommunicator(mpi_communicator.MpiCommunicator):
     def __init__(self, mpi_comm=None, allreduce_grad_dtype=None):
         super().__init__(mpi_comm, allreduce_grad_dtype)
         self.nccl = backend.nccl_module()
+        self.device = self.rank_device('cuda')
         unique_id = self.nccl.get_unique_id() if self.rank == 0 else None
         unique_id = self.bcast_obj(unique_id)
-        self.nccl_comm = self.nccl.NcclCommunicator(self.size, unique_id, self.rank)
+        with self.device:
+            self.nccl_comm = self.nccl.NcclCommunicator(self.size, unique_id, self.rank)
 
     def _dtype_code(self, dtype):
         if numpy.dtype(dtype) not in _NCCL_DTYPES:
@@ -42,31 +48,45 @@ class NcclCommunicator(mpi_communicator.MpiCommunicator):
 
     def bcast_data(self, model):
         """Overwrite every initialised parameter with rank 0's value, on the GPU."""
-        for _, param in mpi_communicator._sorted_params(model, with_grad=False):
-            array = param.array
-            self.nccl_comm.bcast(array.data.ptr, array.size, self._dtype_code(array.dtype), 0,
-                                 _DEFAULT_STREAM)
+        with self.device:
+            for _, param in mpi_communicator._sorted_params(model, with_grad=False):
+                array = param.array
+                self.nccl_comm.bcast(array.data.ptr, array.size,
+                                     self._dtype_code(array.dtype), 0, _DEFAULT_STREAM)
 
     def allreduce_grad(self, model, zero_fill=False):
-        """Replace every gradient by its mean over the ranks, on the GPU."""
-        if zero_fill:
-            for _, param in mpi_communicator._sorted_params(model, with_grad=False):
-                if param.grad is None:
-                    param.grad = param.xp.zeros_like(param.array)
-        params = [p for _, p in mpi_communicator._sorted_params(model, with_grad=True)]
-        if not params:
-            return
-        xp = params[0].xp
-        dtype = self.allreduce_grad_dtype or params[0].grad.dtype
-        buffer = xp.concatenate([p.grad.ravel().astype(dtype, copy=False) for p in params])
-        self.nccl_comm.allReduce(buffer.data.ptr, buffer.data.ptr, buffer.size,
-                                 self._dtype_code(dtype), self.nccl.NCCL_SUM, _DEFAULT_STREAM)
-        buffer = buffer.astype(numpy.float32) / self.size
-        offset = 0
-        for param in params:
-            part = buffer[offset:offset + param.grad.size].reshape(param.grad.shape)
-            param.grad[...] = part.astype(param.grad.dtype)
-            offset += param.grad.size
+        """Replace every gradient by its mean over the ranks, on the GPU.
+
+        float16 gradients are divided by the number of ranks before they are summed (a
+        sum of float16 gradients overflows to inf long before their mean does); other
+        dtypes are summed, then divided, in their own precision.
+        """
+        with self.device:
+            if zero_fill:
+                for _, param in mpi_communicator._sorted_params(model, with_grad=False):
+                    if param.grad is None:
+                        param.grad = param.xp.zeros_like(param.array)
+            params = [p for _, p in mpi_communicator._sorted_params(model, with_grad=True)]
+            if not params:
+                return
+            xp = params[0].xp
+            dtype = numpy.dtype(self.allreduce_grad_dtype
+                                or numpy.result_type(*[p.grad.dtype for p in params]))
+            buffer = xp.concatenate([p.grad.ravel() for p in params])
+            if dtype == numpy.float16:
+                buffer = (buffer.astype(numpy.float32) / self.size).astype(dtype)
+            else:
+                buffer = buffer.astype(dtype, copy=False)
+            self.nccl_comm.allReduce(buffer.data.ptr, buffer.data.ptr, buffer.size,
+                                     self._dtype_code(dtype), self.nccl.NCCL_SUM,
+                                     _DEFAULT_STREAM)
+            if dtype != numpy.float16:
+                buffer /= self.size
+            offset = 0
+            for param in params:
+                part = buffer[offset:offset + param.grad.size].reshape(param.grad.shape)
+                param.grad[...] = part.astype(param.grad.dtype, copy=False)
+                offset += param.grad.size
 
     def finalize(self):
         """Destroy the NCCL communicator, then free the MPI ones."""

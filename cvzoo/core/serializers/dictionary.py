@@ -82,13 +82,15 @@ def _load_value(value, loaded):
     if isinstance(value, variable_module.Variable):
         if value.array is None:
             value.initialize(loaded.shape)
-        value.array[...] = backend.to_device(loaded, value.device)
+        with backend.using_device_of(value.array):
+            value.array[...] = backend.to_device(loaded, value.device)
         return value
     if isinstance(value, numpy.generic):
         return loaded.astype(value.dtype)[()]
     if _is_scalar(value):
         return type(value)(loaded.item())
-    value[...] = backend.to_device(loaded, backend.get_device_from_array(value))
+    with backend.using_device_of(value):
+        value[...] = backend.to_device(loaded, backend.get_device_from_array(value))
     return value
 
 

@@ -103,8 +103,10 @@ class Summary:
 
     def add(self, value, weight=1):
         """Add a scalar (a Python number or a 0-d array on any device)."""
-        self._x = self._x + weight * value
-        self._x2 = self._x2 + weight * value * value
+        value = getattr(value, 'array', value)
+        with backend.using_device_of(value):
+            self._x = self._x + weight * value
+            self._x2 = self._x2 + weight * value * value
         self._n += weight
 
     def compute_mean(self):

@@ -1,7 +1,9 @@
 """Run by test_mpi.py under ``mpiexec -n 2 python mpi_worker.py CASE OUT``.
 
 Cases: train (multi-node optimizer + Trainer), evaluate (multi-node evaluator),
-download (file lock: one rank downloads), raise (rank 1 fails while rank 0 waits).
+download (file lock: one rank downloads), raise (rank 1 fails while rank 0 waits),
+leave_early (rank 1 ends normally while rank 0 waits), train_gpu_mpi and train_gpu_nccl
+(each rank on its own GPU of the CuPy stand-in, which CVZOO_FAKE_CUDA=1 installs).
 The ``reference_*`` functions compute the single-process answers; the test imports them.
 """
 
@@ -120,6 +122,36 @@ def run_download(comm, out):
         handle.write(str(path))
 
 
+def run_train_gpu(comm, out):
+    """The train case with each rank on its own GPU, chosen by the communicator."""
+    from cvzoo.core import backend
+    from cvzoo.core.communicators.multi_node_optimizer import create_multi_node_optimizer
+    from cvzoo.core.communicators.scatter_dataset import scatter_dataset
+    from cvzoo.core.training.iterators.serial_iterator import SerialIterator
+    from cvzoo.core.training.trainer import Trainer
+    from cvzoo.core.training.updaters.standard_updater import StandardUpdater
+
+    device = getattr(comm, 'device', None) or comm.rank_device('cuda:0')
+    current = backend.get_device('cuda:0').xp.cuda.Device().id
+    model = MLP(seed=comm.rank).to_device(device)
+    optimizer = create_multi_node_optimizer(
+        optimizers.MomentumSGD(lr=0.1).setup(model), comm)
+    shard = scatter_dataset(make_dataset(), comm)
+    iterator = SerialIterator(shard, BATCH, shuffle=False)
+    updater = StandardUpdater(iterator, optimizer, device=device)
+    Trainer(updater, (N_STEPS, 'iteration'), out=os.path.join(out, f'rank{comm.rank}')).run()
+    model.to_device('cpu')
+    npz.save_npz(os.path.join(out, f'params_rank{comm.rank}.npz'), model)
+    nccl_device = getattr(getattr(comm, 'nccl_comm', None), 'device_id', None)
+    with open(os.path.join(out, f'device_rank{comm.rank}.json'), 'w') as handle:
+        json.dump({'device': str(device), 'current': current, 'nccl': nccl_device}, handle)
+
+
+def run_leave_early(comm, out):
+    if comm.rank == 0:
+        comm.allreduce_obj(1)  # rank 1 never comes: it ended normally
+
+
 def run_raise(comm, out):
     if comm.rank == 1:
         raise RuntimeError('rank 1 failed on purpose')
@@ -130,9 +162,16 @@ def main():
     from cvzoo.core.communicators.create_communicator import create_communicator
 
     case, out = sys.argv[1], sys.argv[2]
-    comm = create_communicator('mpi')
+    if os.environ.get('CVZOO_FAKE_CUDA') == '1':
+        from cvzoo.testing import cupy_stand_in
+
+        cupy_stand_in.install(n_devices=2)
+    comm = create_communicator('nccl' if case.endswith('_nccl') else 'mpi')
     {'train': run_train, 'evaluate': run_evaluate, 'download': run_download,
-     'raise': run_raise}[case](comm, out)
+     'raise': run_raise, 'leave_early': run_leave_early, 'train_gpu_mpi': run_train_gpu,
+     'train_gpu_nccl': run_train_gpu}[case](comm, out)
+    if case == 'leave_early':
+        return  # no barrier: the point is to leave while rank 0 waits
     comm.barrier()
     comm.finalize()
 

@@ -34,7 +34,7 @@ def _worker_module():
     return module
 
 
-def _run(case, out, timeout=120):
+def _run(case, out, timeout=120, **extra_env):
     mpiexec = _mpiexec()
     if mpiexec is None:
         pytest.skip('mpiexec is absent')
@@ -43,7 +43,7 @@ def _run(case, out, timeout=120):
         command.append('--allow-run-as-root')
     env = dict(os.environ, OMPI_MCA_btl_vader_single_copy_mechanism='none',
                OMPI_MCA_rmaps_base_oversubscribe='1', PYTHONPATH=str(ROOT),
-               CVZOO_HOME=str(out / 'home'), OMP_NUM_THREADS='1')
+               CVZOO_HOME=str(out / 'home'), OMP_NUM_THREADS='1', **extra_env)
     env.pop('CVZOO_WEIGHTS_MIRROR', None)  # the download case counts fetches of the URL
     command += [sys.executable, str(WORKER), case, str(out)]
     return subprocess.run(command, check=False, env=env, capture_output=True, text=True,
@@ -62,6 +62,28 @@ def test_two_ranks_equal_one_process_with_the_doubled_batch(tmp_path):
         for path, array in expected.items():
             numpy.testing.assert_allclose(params[path[1:]], array, rtol=1e-5, atol=1e-6,
                                           err_msg=f'rank {rank} {path}')
+
+
+@pytest.mark.parametrize('communicator', ['mpi', 'nccl'])
+def test_each_rank_trains_on_its_own_gpu(tmp_path, communicator):
+    _check(_run(f'train_gpu_{communicator}', tmp_path, CVZOO_FAKE_CUDA='1'))
+    expected = _worker_module().reference_train()
+    for rank in (0, 1):
+        placement = json.loads((tmp_path / f'device_rank{rank}.json').read_text())
+        # the rank's GPU was current before anything was made, and NCCL was made on it
+        assert placement['device'] == f'cuda:{rank}' and placement['current'] == rank
+        if communicator == 'nccl':
+            assert placement['nccl'] == rank
+        params = npz.read_npz(tmp_path / f'params_rank{rank}.npz')
+        for path, array in expected.items():
+            numpy.testing.assert_allclose(params[path[1:]], array, rtol=1e-5, atol=1e-6,
+                                          err_msg=f'rank {rank} {path}')
+
+
+def test_a_rank_that_ends_early_takes_the_job_down(tmp_path):
+    result = _run('leave_early', tmp_path, timeout=60, CVZOO_MPI_EXIT_TIMEOUT='2')
+    assert result.returncode != 0
+    assert 'rank 1 of 2 left' in result.stdout + result.stderr
 
 
 def test_a_failing_rank_takes_the_job_down(tmp_path):

@@ -46,13 +46,14 @@ def make_dataset(n=30, n_in=4, n_class=3, seed=0):
 
 @pytest.fixture
 def make_trainer(tmp_path):
-    """make_trainer(stop=(n, unit), dropout=0., batch_size=4, out=tmp_path) -> Trainer."""
+    """make_trainer(stop=(n, unit), dropout=0., batch_size=4, out=tmp_path, device='cpu')."""
 
-    def build(stop=(10, 'iteration'), dropout=0.0, batch_size=4, out=None, lr=0.1):
-        model = TinyClassifier(dropout=dropout)
+    def build(stop=(10, 'iteration'), dropout=0.0, batch_size=4, out=None, lr=0.1,
+              device='cpu'):
+        model = TinyClassifier(dropout=dropout).to_device(device)
         optimizer = optimizers.MomentumSGD(lr=lr).setup(model)
         iterator = SerialIterator(make_dataset(), batch_size, seed=0)
-        updater = StandardUpdater(iterator, optimizer)
+        updater = StandardUpdater(iterator, optimizer, device=device)
         return trainer.Trainer(updater, stop, out=str(out or tmp_path))
 
     return build

@@ -1,6 +1,7 @@
 import numpy
 import pytest
 
+from cvzoo.core import backend
 from cvzoo.core.serializers import npz
 from cvzoo.core.training.extensions.log_report import LogReport
 from cvzoo.core.training.extensions.snapshot import snapshot
@@ -8,7 +9,7 @@ from cvzoo.core.training.extensions.snapshot import snapshot
 
 def _params(trainer):
     model = trainer.updater.get_optimizer('main').target
-    return {path: param.array.copy() for path, param in model.namedparams()}
+    return {path: backend.to_numpy(param.array).copy() for path, param in model.namedparams()}
 
 
 def _losses(trainer):
@@ -32,6 +33,28 @@ def test_resume_continues_bit_for_bit(make_trainer, tmp_path, dropout):
     resumed.run()
 
     assert _losses(resumed) == _losses(whole)  # exact equality: bit-for-bit
+    expected = _params(whole)
+    for path, array in _params(resumed).items():
+        numpy.testing.assert_array_equal(array, expected[path], err_msg=path)
+
+
+def test_resume_on_a_gpu_continues_bit_for_bit(make_trainer, tmp_path, two_gpus):
+    """The same on cuda:1 with cuda:0 current: snapshot, load into a fresh trainer, go on."""
+    two_gpus[0].use()
+    whole = make_trainer(stop=(12, 'iteration'), out=tmp_path / 'whole', device='cuda:1')
+    whole.extend(LogReport(trigger=(1, 'iteration')))
+    whole.extend(snapshot(), trigger=(5, 'iteration'))
+    whole.run()
+
+    resumed = make_trainer(stop=(12, 'iteration'), out=tmp_path / 'resumed', device='cuda:1')
+    resumed.extend(LogReport(trigger=(1, 'iteration')))
+    npz.load_npz(tmp_path / 'whole' / 'snapshot_iter_10', resumed)
+    model = resumed.updater.get_optimizer('main').target
+    assert backend.get_device_from_array(model.l1.W.array) == two_gpus[1]
+    momentum = model.l1.W.update_rule.state['v']
+    assert backend.get_device_from_array(momentum) == two_gpus[1]
+    resumed.run()
+    assert _losses(resumed) == _losses(whole)  # the log resumes too
     expected = _params(whole)
     for path, array in _params(resumed).items():
         numpy.testing.assert_array_equal(array, expected[path], err_msg=path)
