@@ -3,7 +3,8 @@
 Cases: train (multi-node optimizer + Trainer), evaluate (multi-node evaluator),
 download (file lock: one rank downloads), raise (rank 1 fails while rank 0 waits),
 leave_early (rank 1 ends normally while rank 0 waits), train_gpu_mpi and train_gpu_nccl
-(each rank on its own GPU of the CuPy stand-in, which CVZOO_FAKE_CUDA=1 installs).
+(each rank on its own GPU of the CuPy stand-in, which CVZOO_FAKE_CUDA=1 installs),
+grads_nccl (the mean of float16 and float64 gradients).
 The ``reference_*`` functions compute the single-process answers; the test imports them.
 """
 
@@ -147,6 +148,24 @@ def run_train_gpu(comm, out):
         json.dump({'device': str(device), 'current': current, 'nccl': nccl_device}, handle)
 
 
+def run_grads_nccl(comm, out):
+    """float16 gradients near the top of their range, float64 ones with tiny parts."""
+    from cvzoo.core import backend
+
+    results = {}
+    for dtype, value in ((numpy.float16, 40000.0 + 1000 * comm.rank),
+                         (numpy.float64, 1.0 + 1e-12 * comm.rank)):
+        link = L.Linear(2, 2, initialW=numpy.zeros((2, 2), dtype)).to_device(comm.device)
+        link.b.array = link.b.array.astype(dtype)
+        for param in link.params():
+            param.grad = param.xp.full(param.shape, value, dtype)
+        comm.allreduce_grad(link)
+        grad = backend.to_numpy(link.W.grad)
+        results[numpy.dtype(dtype).name] = [str(grad.dtype), float(grad.flat[0])]
+    with open(os.path.join(out, f'grads_rank{comm.rank}.json'), 'w') as handle:
+        json.dump(results, handle)
+
+
 def run_leave_early(comm, out):
     if comm.rank == 0:
         comm.allreduce_obj(1)  # rank 1 never comes: it ended normally
@@ -169,7 +188,7 @@ def main():
     comm = create_communicator('nccl' if case.endswith('_nccl') else 'mpi')
     {'train': run_train, 'evaluate': run_evaluate, 'download': run_download,
      'raise': run_raise, 'leave_early': run_leave_early, 'train_gpu_mpi': run_train_gpu,
-     'train_gpu_nccl': run_train_gpu}[case](comm, out)
+     'train_gpu_nccl': run_train_gpu, 'grads_nccl': run_grads_nccl}[case](comm, out)
     if case == 'leave_early':
         return  # no barrier: the point is to leave while rank 0 waits
     comm.barrier()

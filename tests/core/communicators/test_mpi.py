@@ -80,6 +80,15 @@ def test_each_rank_trains_on_its_own_gpu(tmp_path, communicator):
                                           err_msg=f'rank {rank} {path}')
 
 
+def test_nccl_mean_of_float16_does_not_overflow_and_float64_keeps_its_precision(tmp_path):
+    _check(_run('grads_nccl', tmp_path, CVZOO_FAKE_CUDA='1'))
+    for rank in (0, 1):
+        grads = json.loads((tmp_path / f'grads_rank{rank}.json').read_text())
+        # the sum 40000 + 41000 is past float16's largest number; the mean is not
+        assert grads['float16'] == ['float16', 40512.0]
+        assert grads['float64'] == ['float64', 1.0 + 0.5e-12]
+
+
 def test_a_rank_that_ends_early_takes_the_job_down(tmp_path):
     result = _run('leave_early', tmp_path, timeout=60, CVZOO_MPI_EXIT_TIMEOUT='2')
     assert result.returncode != 0
