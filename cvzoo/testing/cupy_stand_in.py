@@ -24,6 +24,7 @@ keeps CuPy's rules, so that code which breaks them fails here as it would on a G
 What it cannot prove: that a kernel's CUDA source compiles or is right, cuBLAS/cuDNN
 numerics, streams and asynchrony, memory limits, or speed (see docs/gpu.md).
 
+>>> was_installed = is_installed()
 >>> cp = install()
 >>> x = cp.arange(4, dtype=cp.float32)
 >>> y = (x * 2).sum()
@@ -34,7 +35,8 @@ numerics, streams and asynchrony, memory limits, or speed (see docs/gpu.md).
 6.0
 >>> sum(syncs.values())
 1
->>> uninstall()
+>>> if not was_installed:
+...     uninstall()
 """
 
 import collections

@@ -1,0 +1,138 @@
+"""The CuPy stand-in keeps CuPy's rules: each one is shown to refuse what CuPy refuses.
+
+The stand-in is installed here for each test (and taken out again, unless the run uses
+``--fake-cuda``, which keeps it for the whole session).
+"""
+
+import threading
+
+import numpy
+import pytest
+
+from cvzoo.core import backend
+from cvzoo.testing import cupy_stand_in
+
+
+@pytest.fixture
+def cp():
+    installed_before = cupy_stand_in.is_installed()
+    module = cupy_stand_in.install(n_devices=2)
+    module.cuda.Device(0).use()
+    yield module
+    module.cuda.Device(0).use()
+    if not installed_before:
+        cupy_stand_in.uninstall()
+
+
+def test_no_implicit_copy_to_the_host(cp):
+    x = cp.arange(3)
+    with pytest.raises(TypeError, match='Implicit conversion to a NumPy array'):
+        numpy.asarray(x)
+    assert isinstance(x.get(), numpy.ndarray)
+    numpy.testing.assert_array_equal(cp.asnumpy(x), [0, 1, 2])
+
+
+def test_host_arrays_are_not_operands(cp):
+    x = cp.ones(3)
+    for operation in (lambda: x + numpy.ones(3), lambda: numpy.ones(3) * x,
+                      lambda: cp.concatenate([x, numpy.ones(3)]),
+                      lambda: cp.maximum(x, numpy.zeros(3)), lambda: x.dot(numpy.ones(3))):
+        with pytest.raises(TypeError, match='Unsupported type'):
+            operation()
+    # scalars, and host arrays as indexes or assigned values, are fine (as in CuPy)
+    assert (x * 2.0 + numpy.float32(1)).shape == (3,)
+    x[numpy.array([0, 2])] = numpy.array([5.0, 6.0])
+    numpy.testing.assert_array_equal(x.get(), [5.0, 1.0, 6.0])
+
+
+def test_numpy_functions_dispatch_to_the_stand_in(cp):
+    x = cp.arange(6.0).reshape(2, 3)
+    y = numpy.concatenate([x, x])
+    assert isinstance(y, cp.ndarray) and y.shape == (4, 3)
+    assert isinstance(numpy.exp(x), cp.ndarray)
+    with pytest.raises(TypeError):
+        numpy.fft.fft(x)  # no implementation in the stand-in, as a missing CuPy one
+
+
+def test_reductions_give_0d_device_arrays(cp):
+    total = cp.arange(4).sum()
+    assert isinstance(total, cp.ndarray) and total.shape == ()
+    assert isinstance(numpy.max(cp.arange(4)), cp.ndarray)
+
+
+def test_each_thread_has_a_current_device_and_arrays_refuse_another(cp):
+    with cp.cuda.Device(1):
+        x = cp.ones(2)
+    assert x.device.id == 1
+    with pytest.raises(ValueError, match='array device = 1 while current = 0'):
+        x + 1
+    with pytest.raises(ValueError, match='array device = 1 while current = 0'):
+        x.sum()
+    seen = {}
+
+    def other_thread():
+        seen['device'] = cp.cuda.Device().id
+
+    with cp.cuda.Device(1):
+        thread = threading.Thread(target=other_thread)
+        thread.start()
+        thread.join()
+        assert cp.cuda.Device().id == 1
+    assert seen['device'] == 0  # a new thread starts on device 0, as CUDA's runtime
+    # copies between devices are allowed, as peer copies
+    assert cp.asarray(x).device.id == 0
+
+
+def test_only_n_devices_exist(cp):
+    assert cp.cuda.runtime.getDeviceCount() == 2
+    with pytest.raises(cp.cuda.runtime.CUDARuntimeError, match='invalid device ordinal'):
+        cp.cuda.Device(2)
+
+
+def test_host_syncs_are_counted_per_call_site(cp):
+    x = cp.arange(5)
+    with cupy_stand_in.count_syncs() as syncs:
+        float(x.sum())
+        int(x[0])
+        bool((x > 2).any())
+        x.get()
+        x[x > 2]
+        cp.nonzero(x)
+        cp.unique(x)
+        list(x)
+        x.item(0)
+    kinds = sorted(kind for kind, _ in syncs)
+    assert kinds == sorted(['float', 'int', 'bool', 'get', 'boolean mask', 'nonzero',
+                            'unique', 'iteration', 'item'])
+    assert all(site.startswith(__file__) for _, site in syncs)
+    with cupy_stand_in.count_syncs() as syncs:
+        (x * 2 + 1).sum()
+    assert not syncs
+
+
+def test_add_at_refuses_what_atomic_add_lacks(cp):
+    index = cp.asarray(numpy.array([0, 0]))
+    for dtype in (numpy.int64, numpy.uint8, numpy.int8, numpy.bool_):
+        with pytest.raises(TypeError, match='atomicAdd'):
+            cp.add.at(cp.zeros(2, dtype), index, cp.ones(2, dtype))
+    target = cp.zeros(2, numpy.float32)
+    cp.add.at(target, index, cp.ones(2, numpy.float32))
+    numpy.testing.assert_array_equal(target.get(), [2.0, 0.0])
+
+
+def test_elementwise_kernel_runs_the_registered_twin(cp):
+    kernel = backend.elementwise_kernel('T x', 'T y', 'y = x * x', 'stand_in_square',
+                                        lambda x: x * x)
+    out = kernel(cp.arange(3.0))
+    assert isinstance(out, cp.ndarray)
+    numpy.testing.assert_array_equal(out.get(), [0.0, 1.0, 4.0])
+    unknown = cp.ElementwiseKernel('T x', 'T y', 'y = x', 'stand_in_never_registered')
+    with pytest.raises(KeyError, match='stand_in_never_registered'):
+        unknown(cp.arange(3.0))
+
+
+def test_backend_sees_the_stand_in_as_cupy(cp):
+    assert backend.is_cuda_available() and backend.num_gpus() == 2
+    x = backend.to_device(numpy.ones(2), 'cuda:1')
+    assert backend.get_device_from_array(x) == backend.Device('cuda:1')
+    assert backend.get_array_module(x) is cp
