@@ -32,7 +32,7 @@ numerics, streams and asynchrony, memory limits, or speed (see docs/gpu.md).
 ('ndarray', ())
 >>> with count_syncs() as syncs:
 ...     float(y)
-6.0
+12.0
 >>> sum(syncs.values())
 1
 >>> if not was_installed:
