@@ -1,0 +1,288 @@
+"""cvzoo against PyTorch on one GPU: a ResNet-50 training step, SSD300 and YOLOv3 predict().
+
+Workloads, each timed for cvzoo and for PyTorch in the same process, interleaved (cvzoo
+run, torch run, cvzoo run, ...) after warm-up runs, with the device synchronised before
+and after each timed run; the table shows medians:
+
+- resnet50 train step: cvzoo ``get_model('resnet50')`` (random weights, 1000 classes)
+  vs torchvision's ``resnet50``; batch 32 of 224x224 random images, softmax
+  cross-entropy, MomentumSGD (lr 0.01, momentum 0.9): forward, backward and update;
+- ssd300 / ssd300_vgg16 predict: one 300x300 image, cvzoo's ``predict()`` (host image in,
+  NumPy boxes out, 'visualize' preset) vs torchvision's ``ssd300_vgg16`` in eval mode
+  with the same thresholds (host tensor in, boxes copied to the host);
+- yolov3 predict: one 416x416 image; torchvision has no YOLOv3, so cvzoo only.
+
+All models have random weights (20 foreground classes for the detectors), so detectors'
+post-processing work is not that of trained weights. PyTorch is skipped (the table says
+why) when torch or torchvision is absent or has no CUDA. Prints a markdown table with
+the GPU, the versions and the commit, and writes it to --out.
+
+    python bench/bench_gpu.py --out gpu_report/bench.md            # cuda:0
+    python bench/bench_gpu.py --device cpu --quick                 # smoke test on the CPU
+"""
+
+import argparse
+import datetime
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+
+import cvzoo.core.functions as F  # noqa: E402
+from cvzoo.core import backend  # noqa: E402
+from cvzoo.core.optimizers import MomentumSGD  # noqa: E402
+from cvzoo.models import get_model  # noqa: E402
+
+PARTS = ('resnet50', 'ssd300', 'ssd300_vgg16', 'yolov3')
+DETECTOR_SIZES = {'ssd300': 300, 'ssd300_vgg16': 300, 'yolov3': 416}
+N_FG_CLASS = 20
+
+
+def _parser():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--device', default='cuda:0', help="'cuda:N' or 'cpu'")
+    parser.add_argument('--parts', nargs='+', choices=PARTS, default=list(PARTS))
+    parser.add_argument('--batch', type=int, default=32, help='ResNet-50 batch size')
+    parser.add_argument('--size', type=int, default=224, help='ResNet-50 image side')
+    parser.add_argument('--warmup', type=int, default=3)
+    parser.add_argument('--runs', type=int, default=10)
+    parser.add_argument('--max-seconds', type=float, default=60.0,
+                        help='stop adding runs to a workload after this long')
+    parser.add_argument('--quick', action='store_true',
+                        help='batch 2 of 32x32, no warm-up, 1 run (a smoke test)')
+    parser.add_argument('--no-torch', action='store_true', help='time cvzoo only')
+    parser.add_argument('--out', default=None, help='write the table to this file too')
+    return parser
+
+
+# --- devices and synchronisation -----------------------------------------------------
+
+def _cvzoo_sync(device):
+    if device.kind == 'cuda':
+        device.xp.cuda.Device(device.id).synchronize()
+
+
+def _load_torch(device, no_torch):
+    """(torch, torchvision, None), or (None, None, why not)."""
+    if no_torch:
+        return None, None, 'not asked for (--no-torch)'
+    try:
+        import torch
+        import torchvision
+    except Exception as exc:  # noqa: BLE001 - any import failure means "no torch here"
+        return None, None, f'torch/torchvision not importable ({type(exc).__name__}: {exc})'
+    if device.kind == 'cuda' and not torch.cuda.is_available():
+        return None, None, 'torch has no CUDA here'
+    return torch, torchvision, None
+
+
+def _torch_device(torch, device):
+    return torch.device('cpu' if device.kind == 'cpu' else f'cuda:{device.id}')
+
+
+def _torch_sync(torch, torch_device):
+    if torch_device.type == 'cuda':
+        torch.cuda.synchronize(torch_device)
+
+
+# --- workloads: each builder returns {'cvzoo': run, 'torch': run or None, 'note': str} --
+
+def _resnet50(args, device, torch, torchvision):
+    rng = numpy.random.default_rng(0)
+    x_host = rng.standard_normal((args.batch, 3, args.size, args.size)).astype(numpy.float32)
+    t_host = rng.integers(0, 1000, args.batch).astype(numpy.int32)
+    model = get_model('resnet50', n_class=1000).to_device(device)
+    optimizer = MomentumSGD(lr=0.01, momentum=0.9).setup(model)
+    x, t = backend.to_device(x_host, device), backend.to_device(t_host, device)
+
+    def loss_func(x, t):
+        return F.softmax_cross_entropy(model(x), t)
+
+    def cvzoo_step():
+        optimizer.update(loss_func, x, t)
+
+    workload = {'cvzoo': cvzoo_step, 'torch': None,
+                'note': f'batch {args.batch}, {args.size}x{args.size}, forward + backward '
+                        '+ MomentumSGD update'}
+    if torch is not None:
+        torch_device = _torch_device(torch, device)
+        net = torchvision.models.resnet50(weights=None).to(torch_device).train()
+        torch_optimizer = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+        tx = torch.from_numpy(x_host).to(torch_device)
+        tt = torch.from_numpy(t_host.astype(numpy.int64)).to(torch_device)
+
+        def torch_step():
+            torch_optimizer.zero_grad(set_to_none=True)
+            torch.nn.functional.cross_entropy(net(tx), tt).backward()
+            torch_optimizer.step()
+
+        workload['torch'] = torch_step
+    return workload
+
+
+def _detector(name, args, device, torch, torchvision):
+    size = DETECTOR_SIZES[name]
+    img = numpy.random.default_rng(1).uniform(0, 255, (3, size, size)).astype(numpy.float32)
+    model = get_model(name, n_fg_class=N_FG_CLASS).to_device(device)
+    model.use_preset('visualize')
+
+    def cvzoo_predict():
+        model.predict([img])
+
+    workload = {'cvzoo': cvzoo_predict, 'torch': None,
+                'note': f'one {size}x{size} image, random weights, score_thresh '
+                        f'{model.score_thresh}'}
+    if torch is not None and name.startswith('ssd300'):
+        torch_device = _torch_device(torch, device)
+        net = torchvision.models.detection.ssd300_vgg16(
+            weights=None, weights_backbone=None, num_classes=N_FG_CLASS + 1,
+            score_thresh=model.score_thresh, nms_thresh=model.nms_thresh)
+        net = net.to(torch_device).eval()
+        tensor = torch.from_numpy(img / 255)
+
+        def torch_predict():
+            with torch.no_grad():
+                outputs = net([tensor.to(torch_device)])
+            return [{key: value.cpu() for key, value in out.items()} for out in outputs]
+
+        workload['torch'] = torch_predict
+        workload['note'] += '; torch: torchvision ssd300_vgg16'
+    return workload
+
+
+# --- timing ---------------------------------------------------------------------------
+
+def _timed(run, sync):
+    sync()
+    start = time.perf_counter()
+    run()
+    sync()
+    return time.perf_counter() - start
+
+
+def measure(workload, args, syncs):
+    """Interleave cvzoo and torch runs; return {'cvzoo': [s, ...], 'torch': [s, ...]}."""
+    runners = {side: workload[side] for side in ('cvzoo', 'torch') if workload[side]}
+    for _ in range(args.warmup):
+        for side, run in runners.items():
+            _timed(run, syncs[side])
+    times = {side: [] for side in runners}
+    deadline = time.perf_counter() + args.max_seconds
+    for i in range(args.runs):
+        if i > 0 and time.perf_counter() > deadline:
+            break
+        for side, run in runners.items():
+            times[side].append(_timed(run, syncs[side]))
+    return times
+
+
+# --- the report -----------------------------------------------------------------------
+
+def _format_time(seconds):
+    return f'{seconds * 1000:.1f} ms' if seconds < 10 else f'{seconds:.1f} s'
+
+
+def _commit():
+    try:
+        commit = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], cwd=ROOT,
+                                capture_output=True, text=True, timeout=10, check=True)
+        dirty = subprocess.run(['git', 'status', '--porcelain', '--untracked-files=no'],
+                               cwd=ROOT, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return 'unknown (no git)'
+    suffix = ' with uncommitted changes' if dirty.stdout.strip() else ''
+    return commit.stdout.strip() + suffix
+
+
+def _gpu_name(device, torch):
+    if device.kind == 'cpu':
+        return f'none (CPU, {os.cpu_count()} cores)'
+    try:
+        name = device.xp.cuda.runtime.getDeviceProperties(device.id)['name']
+        return name.decode() if isinstance(name, bytes) else str(name)
+    except Exception:  # noqa: BLE001 - the CuPy stand-in has no properties
+        if torch is not None:
+            return torch.cuda.get_device_name(device.id)
+        return 'unknown'
+
+
+def header(args, device, torch, torch_note):
+    xp_version = getattr(device.xp, '__version__', 'unknown')
+    lines = [f'GPU: {_gpu_name(device, torch)}; device {device}; '
+             f'{"CuPy" if device.kind == "cuda" else "NumPy"} {xp_version}',
+             f'commit {_commit()}; {datetime.date.today().isoformat()}; median of up to '
+             f'{args.runs} interleaved runs after {args.warmup} warm-up runs each']
+    if torch is None:
+        lines.append(f'PyTorch: skipped, {torch_note}')
+    else:
+        cudnn = torch.backends.cudnn
+        lines.append(f'PyTorch {torch.__version__} (cuDNN {cudnn.version()}, '
+                     f'cudnn.allow_tf32={cudnn.allow_tf32}, cudnn.benchmark='
+                     f'{cudnn.benchmark}, matmul TF32: '
+                     f'{torch.backends.cuda.matmul.allow_tf32})')
+    return lines
+
+
+def table_row(name, workload, times):
+    cvzoo, torch_times = times.get('cvzoo', []), times.get('torch', [])
+    cells = [name, '', '', '', workload['note'] if workload else '']
+    if cvzoo:
+        cells[1] = f'{_format_time(statistics.median(cvzoo))} (n={len(cvzoo)})'
+    if torch_times:
+        cells[2] = f'{_format_time(statistics.median(torch_times))} (n={len(torch_times)})'
+        cells[3] = f'{statistics.median(cvzoo) / statistics.median(torch_times):.2f}x'
+    else:
+        cells[2] = cells[3] = '-'
+    return '| ' + ' | '.join(cells) + ' |'
+
+
+def _run_part(name, args, device, torch, torchvision, syncs):
+    try:
+        if name == 'resnet50':
+            workload = _resnet50(args, device, torch, torchvision)
+        else:
+            workload = _detector(name, args, device, torch, torchvision)
+        return table_row(name, workload, measure(workload, args, syncs))
+    except Exception as exc:  # noqa: BLE001 - a failing workload shows in its row
+        message = f'{type(exc).__name__}: {exc}'.replace('|', '/').replace('\n', ' ')[:300]
+        return f'| {name} | failed: {message} | - | - | |'
+
+
+def main(argv=None):
+    args = _parser().parse_args(argv)
+    if args.quick:
+        args.batch, args.size, args.warmup, args.runs = 2, 32, 0, 1
+    device = backend.get_device(args.device)
+    torch, torchvision, torch_note = _load_torch(device, args.no_torch)
+    syncs = {'cvzoo': lambda: _cvzoo_sync(device)}
+    if torch is not None:
+        torch_device = _torch_device(torch, device)
+        syncs['torch'] = lambda: _torch_sync(torch, torch_device)
+    lines = ['## bench_gpu.py', ''] + [f'- {line}' for line in
+                                       header(args, device, torch, torch_note)]
+    lines += ['', '| workload | cvzoo | PyTorch | cvzoo / PyTorch | notes |',
+              '| --- | ---: | ---: | ---: | --- |']
+    print('\n'.join(lines), flush=True)
+    for name in args.parts:
+        row = _run_part(name, args, device, torch, torchvision, syncs)
+        print(row, flush=True)
+        lines.append(row)
+    command = 'python bench/bench_gpu.py ' + ' '.join(argv if argv is not None
+                                                       else sys.argv[1:])
+    lines += ['', f'`{command.strip()}`', '']
+    if args.out:
+        out = pathlib.Path(args.out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text('\n'.join(lines))
+    return lines
+
+
+if __name__ == '__main__':
+    main()

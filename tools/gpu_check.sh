@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# The GPU check: on a machine with an NVIDIA GPU (CuPy, PyTorch and cuDNN installed; no
+# internet needed), install cvzoo, run the device tests on the real GPU and time
+# bench/bench_gpu.py against PyTorch.
+#
+#     tools/gpu_check.sh OUTDIR
+#
+# Writes into OUTDIR: env.txt, install.log, gpu_smoke.log, tests.log (+ tests.xml when
+# pytest finishes), bench.log, bench.md, and summary.txt with one line per step: its
+# exit status (124 = cut by its time limit) and its duration. Every step runs under
+# `timeout` (killed 5 s after it if it ignores the signal); the limits add up to 440 s,
+# so the whole check ends within 8 minutes. A failing step does not stop the next ones;
+# the script exits 1 if any step failed or any bench row says "failed".
+# Without --fake-cuda the tests see the real GPU(s): tests needing two GPUs skip on one.
+# Set PYTHON to choose the interpreter (default: python).
+
+set -u -o pipefail
+
+if [ "$#" -ne 1 ]; then
+  echo "usage: tools/gpu_check.sh OUTDIR" >&2
+  exit 2
+fi
+mkdir -p "$1"
+OUT="$(cd "$1" && pwd)"
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python}"
+SUMMARY="$OUT/summary.txt"
+FAILED=()
+START=$SECONDS
+
+echo "gpu_check.sh $(date -u +%Y-%m-%dT%H:%M:%SZ), commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)" > "$SUMMARY"
+trap 'echo "gpu_check.sh: interrupted after $((SECONDS - START)) s" >> "$SUMMARY"; exit 130' INT TERM
+
+# step NAME LIMIT_S LOG COMMAND...: run COMMAND under timeout, output to OUT/LOG, and
+# write its exit status and duration to summary.txt
+step() {
+  local name="$1" limit="$2" log="$OUT/$3"
+  shift 3
+  local began=$SECONDS shown
+  printf -v shown '%q ' "$@"
+  echo "== $name: ${shown% } (limit ${limit} s)" | tee -a "$SUMMARY"
+  timeout --kill-after=5 "$limit" "$@" > "$log" 2>&1
+  local rc=$?
+  local note=""
+  if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then note=" (cut by the ${limit} s limit)"; fi
+  echo "   $name: exit $rc$note, $((SECONDS - began)) s, log $(basename "$log")" | tee -a "$SUMMARY"
+  if [ "$rc" -ne 0 ]; then FAILED+=("$name"); fi
+  return 0
+}
+
+environment() {
+  nvidia-smi || echo "nvidia-smi: not found or failed"
+  "$PYTHON" - <<'EOF'
+import importlib, platform
+print('python', platform.python_version())
+for name in ('numpy', 'cupy', 'torch', 'torchvision'):
+    try:
+        print(name, importlib.import_module(name).__version__)
+    except Exception as exc:  # noqa: BLE001
+        print(name, 'not importable:', exc)
+try:
+    import cupy
+    print('CUDA runtime', cupy.cuda.runtime.runtimeGetVersion(),
+          'devices', cupy.cuda.runtime.getDeviceCount())
+    from cupy.cuda import cudnn
+    print('cuDNN (CuPy)', cudnn.getVersion())
+except Exception as exc:  # noqa: BLE001
+    print('CuPy CUDA/cuDNN:', exc)
+EOF
+}
+
+# Offline, so no isolated build (it would fetch setuptools); old setuptools without the
+# wheel package cannot build an editable install that way, so the plain command is the
+# fallback. The tests and the bench also run from the checkout if both fail.
+install() {
+  "$PYTHON" -m pip install --no-deps --no-build-isolation -e . \
+    || "$PYTHON" -m pip install --no-deps --retries 0 --timeout 10 -e .
+  local rc=$?
+  (cd / && "$PYTHON" -c 'import cvzoo; print("cvzoo imports from", cvzoo.__file__)')
+  return $rc
+}
+
+# Fails when cvzoo sees no GPU (then every GPU test would skip and pytest pass), and
+# compiles and runs one of cvzoo's own kernels on cuda:0 against its NumPy twin.
+gpu_smoke() {
+  "$PYTHON" - <<'EOF'
+import numpy
+import cvzoo.core.functions as F
+from cvzoo.core import backend
+n = backend.num_gpus()
+print('GPUs seen by cvzoo:', n, backend.try_all_gpus())
+assert n >= 1, 'cvzoo sees no GPU: the GPU tests would all skip'
+device = backend.try_gpu()
+rng = numpy.random.default_rng(0)
+x, y = rng.standard_normal((2, 1000)).astype(numpy.float32)
+out = F.squared_difference(backend.to_device(x, device), backend.to_device(y, device))
+assert backend.get_device_from_array(out.array) == device
+numpy.testing.assert_allclose(backend.to_numpy(out.array), (x - y) ** 2, rtol=1e-6)
+a = rng.standard_normal((256, 512)).astype(numpy.float32)
+b = rng.standard_normal((512, 128)).astype(numpy.float32)
+c = backend.to_numpy(F.matmul(backend.to_device(a, device), backend.to_device(b, device)).array)
+numpy.testing.assert_allclose(c, a @ b, rtol=1e-3, atol=1e-3)
+print('squared_difference kernel and matmul on', device, 'agree with NumPy')
+EOF
+}
+
+export PYTHON
+export -f environment install gpu_smoke
+step environment 20 env.txt bash -c environment
+step install 60 install.log bash -c install
+step gpu_smoke 40 gpu_smoke.log bash -c gpu_smoke
+
+# the files that exercise devices most come first, so a cut run still reports them
+TESTS=()
+for path in tests/test_gpu_docs.py tests/core/test_devices.py tests/core/test_data_parallel.py \
+    tests/models/test_models_on_devices.py tests/core; do
+  if [ -e "$path" ]; then TESTS+=("$path"); else echo "   (no $path here)" >> "$SUMMARY"; fi
+done
+step tests 200 tests.log "$PYTHON" -m pytest -m 'gpu or not slow' -p no:cacheprovider -v -rs \
+  --durations=20 --junitxml="$OUT/tests.xml" "${TESTS[@]}"
+tail -n 1 "$OUT/tests.log" | sed 's/^/   tests: /' >> "$SUMMARY"
+
+step bench 120 bench.log "$PYTHON" bench/bench_gpu.py --max-seconds 15 --out "$OUT/bench.md"
+# bench_gpu.py shows a failing workload in its row and still exits 0
+failed_rows="$(grep -c '| failed:' "$OUT/bench.md" 2>/dev/null)"
+if [ "${failed_rows:-0}" -gt 0 ]; then
+  echo "   bench: $failed_rows workload(s) failed, see bench.md" | tee -a "$SUMMARY"
+  FAILED+=("bench_rows")
+fi
+
+if [ "${#FAILED[@]}" -eq 0 ]; then
+  echo "all steps passed in $((SECONDS - START)) s" | tee -a "$SUMMARY"
+  exit 0
+fi
+echo "failed steps: ${FAILED[*]} ($((SECONDS - START)) s)" | tee -a "$SUMMARY"
+exit 1
