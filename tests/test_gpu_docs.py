@@ -49,13 +49,15 @@ def test_every_story_has_an_example():
 
 
 @pytest.mark.parametrize('title', list(SECTIONS))
-def test_section_runs(title, capsys):
+def test_section_runs(title):
     blocks = SECTIONS[title]
     needed = _gpus_needed(blocks)
     if backend.num_gpus() < needed:
         pytest.skip(f'needs {needed} GPU(s) (run pytest --fake-cuda for the CuPy stand-in)')
     numpy.random.seed(0)
     namespace = {'__name__': f'gpu_docs_{title}'}
-    for i, block in enumerate(blocks):
-        exec(compile(block, f'docs/gpu.md: {title!r}, block {i + 1}', 'exec'), namespace)
-    backend.get_device('cuda:0').use()  # the next test starts with GPU 0 current
+    try:
+        for i, block in enumerate(blocks):
+            exec(compile(block, f'docs/gpu.md: {title!r}, block {i + 1}', 'exec'), namespace)
+    finally:
+        backend.get_device('cuda:0').use()  # the next test starts with GPU 0 current
