@@ -139,3 +139,59 @@ def test_agrees_with_pycocotools_beyond_max_dets(pycocotools_stats):
                                  gt['label'], gt['area'], gt['crowd'])
     ours = numpy.array([result[k] for k in SUMMARY_KEYS])
     numpy.testing.assert_allclose(ours, pycocotools_stats(pred, gt), atol=1e-4)
+
+
+def _crowded_image(rng, n_gt, n_pred, n_class=1):
+    """One image with ``n_gt`` ground truths (many overlapping) and noisy detections."""
+    xy = rng.uniform(0, 2000, (n_gt, 2))
+    bbox = numpy.c_[xy, xy + rng.uniform(4, 150, (n_gt, 2))]
+    label = rng.integers(0, n_class, n_gt)
+    source = rng.integers(0, max(n_gt, 1), n_pred)
+    near = bbox[source] if n_gt else rng.uniform(0, 2000, (n_pred, 4))
+    p = near + rng.normal(0, 3, (n_pred, 4))
+    p = numpy.c_[numpy.minimum(p[:, :2], p[:, 2:]), numpy.maximum(p[:, :2], p[:, 2:]) + 1]
+    return {'bbox': bbox.astype(numpy.float32), 'label': label,
+            'area': numpy.prod(bbox[:, 2:] - bbox[:, :2], axis=1),
+            'crowd': rng.random(n_gt) < 0.02,
+            'pred_bbox': p.astype(numpy.float32),
+            'pred_label': label[source] if n_gt else rng.integers(0, n_class, n_pred),
+            'score': numpy.round(rng.random(n_pred), 3)}
+
+
+def _crowded_problem(seed, sizes, n_class=1):
+    rng = numpy.random.default_rng(seed)
+    images = [_crowded_image(rng, n_gt, n_pred, n_class) for n_gt, n_pred in sizes]
+    pred = {'bbox': [i['pred_bbox'] for i in images], 'label': [i['pred_label'] for i in images],
+            'score': [i['score'] for i in images]}
+    gt = {k: [i[k] for i in images] for k in ('bbox', 'label', 'area', 'crowd')}
+    return pred, gt
+
+
+def _summary(pred, gt):
+    result = eval_detection_coco(pred['bbox'], pred['label'], pred['score'], gt['bbox'],
+                                 gt['label'], gt['area'], gt['crowd'])
+    return numpy.array([result[k] for k in SUMMARY_KEYS])
+
+
+@pytest.mark.reference
+def test_5000_boxes_in_one_image_agree_with_pycocotools(pycocotools_stats):
+    # more than 2,048 ground truths of one class in one image (the old packing's limit)
+    pred, gt = _crowded_problem(11, [(5000, 120)])
+    numpy.testing.assert_allclose(_summary(pred, gt), pycocotools_stats(pred, gt), atol=1e-6)
+
+
+@pytest.mark.reference
+def test_counts_around_old_limits_agree_with_pycocotools(pycocotools_stats):
+    # groups of 2,047 .. 4,097 ground truths beside small ones, two classes
+    sizes = [(2047, 40), (2048, 40), (2049, 40), (4097, 60), (5, 8), (0, 3), (30, 20)]
+    pred, gt = _crowded_problem(12, sizes, n_class=2)
+    numpy.testing.assert_allclose(_summary(pred, gt), pycocotools_stats(pred, gt), atol=1e-6)
+
+
+def test_chunked_buckets_give_the_same_numbers(monkeypatch):
+    from cvzoo.evaluators.metrics import coco_protocol
+
+    pred, gt = _random_problem(5, n_img=40)
+    whole = _summary(pred, gt)
+    monkeypatch.setattr(coco_protocol, '_CELLS_PER_CHUNK', 1)  # one group per chunk
+    numpy.testing.assert_array_equal(_summary(pred, gt), whole)

@@ -146,6 +146,51 @@ def _match_bucket(iou, gt_ignore, gt_crowd, gt_exists):
     return matched, matched_ignored
 
 
+# NOTE: the most (group, detection, ground truth) cells matched at once; groups of a
+# bucket are taken in chunks below it, so memory stays bounded however many boxes an
+# image has (one group alone may exceed it).
+_CELLS_PER_CHUNK = 2 ** 22
+
+
+def _buckets(n_det, n_gt):
+    """Split the groups that have detections into buckets of equal padded size.
+
+    Yields ``(groups, d_pad, g_pad)``: the group ids of one chunk of a bucket, and the
+    power-of-two sizes its detections and ground truths are padded to. Exact for any
+    count: the two padded sizes are compared as a pair, not packed into one number.
+    """
+    with_det = numpy.flatnonzero(n_det > 0)
+    pads = numpy.stack([_ceil_pow2(n_det[with_det]), _ceil_pow2(n_gt[with_det])], axis=1)
+    sizes, bucket = numpy.unique(pads.reshape(-1, 2), axis=0, return_inverse=True)
+    bucket = bucket.reshape(-1)
+    for b, (d_pad, g_pad) in enumerate(sizes.tolist()):
+        groups = with_det[bucket == b]
+        chunk = max(1, _CELLS_PER_CHUNK // (d_pad * g_pad))
+        for start in range(0, len(groups), chunk):
+            yield groups[start:start + chunk], d_pad, g_pad
+
+
+def _padded_indices(groups, n_group, member_group, member_pos, pad):
+    """(len(groups), pad) index into the members (-1 = padding), one row per group."""
+    local = numpy.full(n_group, -1)
+    local[groups] = numpy.arange(len(groups))
+    sel = numpy.flatnonzero(local[member_group] >= 0)
+    idx = numpy.full((len(groups), pad), -1)
+    idx[local[member_group[sel]], member_pos[sel]] = sel
+    return idx
+
+
+def _iou(problem, intersection_fn, det_idx, gt_idx, det_iou_area, gt_iou_area):
+    """(n, Dp, Gp) COCO IoU of padded detections and ground truths (0 at the padding)."""
+    inter = intersection_fn(_take(problem.det_index, det_idx, -1),
+                            _take(problem.gt_index, gt_idx, -1))
+    crowd = _take(problem.gt_crowd, gt_idx, False)
+    det_a = _take(det_iou_area, det_idx)[:, :, None]
+    gt_a = _take(gt_iou_area, gt_idx)[:, None, :]
+    union = numpy.where(crowd[:, None, :], det_a, det_a + gt_a - inter)
+    return numpy.where(union > 0, inter / numpy.where(union > 0, union, 1.0), 0.0)
+
+
 def match(problem, intersection_fn, det_iou_area, gt_iou_area):
     """Run the greedy matching; return (D, A, T) bool arrays ``matched`` and ``ignored``.
 
@@ -153,6 +198,7 @@ def match(problem, intersection_fn, det_iou_area, gt_iou_area):
     into the caller's flat detections and ground truths (-1 = padding) and returns the
     (n, Dp, Gp) float64 intersection areas; ``det_iou_area`` (D,) and ``gt_iou_area`` (G,)
     are the areas that go into the IoU denominators, in the problem's (sorted) order.
+    Any number of boxes per image and class is handled exactly.
     """
     det_group, gt_group, n_det, n_gt = _groups(problem)
     gt_pos = _rank_in_group(gt_group)
@@ -160,26 +206,12 @@ def match(problem, intersection_fn, det_iou_area, gt_iou_area):
     matched = numpy.zeros((len(det_group), n_area, n_iou), bool)
     ignored = numpy.zeros((len(det_group), n_area, n_iou), bool)
     gt_ignore_all = _area_ignore(problem.gt_area) | problem.gt_crowd[:, None]
-    bucket = _ceil_pow2(n_det) * 4096 + _ceil_pow2(n_gt)
-    for key in numpy.unique(bucket[n_det > 0]):
-        groups = numpy.flatnonzero(bucket == key)
-        local = numpy.full(len(n_det), -1)
-        local[groups] = numpy.arange(len(groups))
-        d_pad, g_pad = int(key // 4096), int(key % 4096)
-        det_sel = numpy.flatnonzero(local[det_group] >= 0)
-        gt_sel = numpy.flatnonzero(local[gt_group] >= 0)
-        det_idx = numpy.full((len(groups), d_pad), -1)
-        det_idx[local[det_group[det_sel]], problem.det_rank[det_sel]] = det_sel
-        gt_idx = numpy.full((len(groups), g_pad), -1)
-        gt_idx[local[gt_group[gt_sel]], gt_pos[gt_sel]] = gt_sel
-        inter = intersection_fn(_take(problem.det_index, det_idx, -1),
-                                _take(problem.gt_index, gt_idx, -1))
-        crowd = _take(problem.gt_crowd, gt_idx, False)
-        det_a = _take(det_iou_area, det_idx)[:, :, None]
-        gt_a = _take(gt_iou_area, gt_idx)[:, None, :]
-        union = numpy.where(crowd[:, None, :], det_a, det_a + gt_a - inter)
-        iou = numpy.where(union > 0, inter / numpy.where(union > 0, union, 1.0), 0.0)
+    for groups, d_pad, g_pad in _buckets(n_det, n_gt):
+        det_idx = _padded_indices(groups, len(n_det), det_group, problem.det_rank, d_pad)
+        gt_idx = _padded_indices(groups, len(n_det), gt_group, gt_pos, g_pad)
+        iou = _iou(problem, intersection_fn, det_idx, gt_idx, det_iou_area, gt_iou_area)
         gt_ignore = numpy.moveaxis(_take(gt_ignore_all, gt_idx, True), 1, 2)
+        crowd = _take(problem.gt_crowd, gt_idx, False)
         m, m_ig = _match_bucket(iou, gt_ignore, crowd, gt_idx >= 0)
         valid = det_idx >= 0
         matched[det_idx[valid]] = numpy.moveaxis(m, 3, 1)[valid]
