@@ -29,3 +29,9 @@ class DownloadError(CvzooError, OSError):
 class AnnotationError(CorruptFileError, ValueError):
     """An annotation file holds a value that cannot be right (a NaN coordinate, a box
     outside its image, an id that points nowhere); the message names the file and entry."""
+
+
+class UsageError(CvzooError, ValueError):
+    """A command or function was called with an argument that cannot be right (an
+    unknown name, a missing file, options that do not go together); the message names
+    the argument."""

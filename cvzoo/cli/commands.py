@@ -2,14 +2,38 @@
 
 import os
 
+from cvzoo import errors
 from cvzoo import models as zoo_api
 from cvzoo.cli import predict_output
 from cvzoo.models import zoo
-from cvzoo.core import backend
+
+
+def _model_class(name):
+    """The class registered under ``name``; an unknown name is a UsageError."""
+    if name not in zoo_api.list_models():
+        # NOTE: the zoo's own message (with close names); converted only when the name is
+        # known to be absent, so that no other ValueError is taken for a user mistake.
+        try:
+            zoo_api.get_model_class(name)
+        except ValueError as exc:
+            raise errors.UsageError(str(exc)) from None
+    return zoo_api.get_model_class(name)
+
+
+def _check_weights_key(model_class, key):
+    """Refuse a key that is neither a weights key of ``model_class`` nor a file."""
+    if os.path.isfile(key) or key in (getattr(model_class, 'weights', None) or {}):
+        return
+    try:
+        zoo_api.resolve_weights(model_class, key)
+    except ValueError as exc:
+        raise errors.UsageError(str(exc)) from None
 
 
 def models_command(args):
     """Print every registered model with its weight keys, sources and scores."""
+    if args.task is not None and args.task not in zoo.TASKS:
+        raise errors.UsageError(f'--task: expected one of {zoo.TASKS}, got {args.task!r}')
     rows = zoo_table_rows(args.task)
     if args.markdown:
         print(markdown_table(rows))
@@ -63,7 +87,7 @@ def download_command(args):
     into its model, which records the trust only when it loads. ``--forget`` removes
     the trust records (and the files) of the key instead.
     """
-    model_class = zoo_api.get_model_class(args.model)
+    model_class = _model_class(args.model)
     if args.forget:
         removed = zoo.forget_trust(model_class, args.key)
         for path in removed:
@@ -71,6 +95,7 @@ def download_command(args):
         if not removed:
             print(f'{args.model} {args.key}: no trust record to remove')
         return 0
+    _check_weights_key(model_class, args.key)
     weights = zoo_api.resolve_weights(model_class, args.key)
     paths = zoo_api.fetch_weights(weights)
     untrusted = [f for f in weights.all_files if f.sha256 == zoo.UNPUBLISHED
@@ -84,20 +109,28 @@ def download_command(args):
 
 def predict_command(args):
     """Run a model on images; print the results and optionally draw them."""
-    backend.get_device(args.device)  # validate early, before loading weights
-    if args.out is not None and len(args.images) > 1 and os.path.exists(args.out) \
-            and not os.path.isdir(args.out):
-        raise ValueError(f'--out: {args.out} is an existing file; with {len(args.images)} '
-                         'images --out names a folder to write one picture per image into')
+    _check_predict_arguments(args)
     model = zoo_api.get_model(args.model, pretrained_model=args.pretrained_model)
     model.to_device(args.device)
     task = zoo_api.model_info(args.model)['task']
-    for i, path in enumerate(args.images):
-        if not os.path.isfile(path):
-            raise FileNotFoundError(f'IMAGE: no such file {path!r}')
+    for path in args.images:
         out = _out_path(args.out, path, len(args.images))
         predict_output.PRINTERS[task](model, path, args, out)
     return 0
+
+
+def _check_predict_arguments(args):
+    """Refuse user mistakes before any weights are loaded."""
+    for path in args.images:
+        if not os.path.isfile(path):
+            raise errors.UsageError(f'IMAGE: no such file {path!r}')
+    if args.out is not None and len(args.images) > 1 and os.path.exists(args.out) \
+            and not os.path.isdir(args.out):
+        raise errors.UsageError(f'--out: {args.out} is an existing file; with '
+                                f'{len(args.images)} images --out names a folder to write '
+                                'one picture per image into')
+    model_class = _model_class(args.model)
+    _check_weights_key(model_class, args.pretrained_model)
 
 
 def _out_path(out, image_path, n_images):

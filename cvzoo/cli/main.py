@@ -22,6 +22,16 @@ def _positive_int(text):
     return value
 
 
+def _device(text):
+    """argparse type: a device name, 'cpu' or 'cuda:N' (checked, not opened)."""
+    from cvzoo.core import backend
+
+    try:
+        return backend.get_device(text).name
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _parser():
     parser = argparse.ArgumentParser(prog='cvzoo', description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest='command', required=True)
@@ -42,7 +52,7 @@ def _parser():
     predict.add_argument('--model', required=True, help='registry name, e.g. resnet50')
     predict.add_argument('--pretrained-model', required=True,
                          help='a weight key of the model (see `cvzoo models`) or a file path')
-    predict.add_argument('--device', default='cpu', help="'cpu' or 'cuda:N'")
+    predict.add_argument('--device', type=_device, default='cpu', help="'cpu' or 'cuda:N'")
     predict.add_argument('--topk', type=_positive_int, default=5, help='classes to print (classification)')
     predict.add_argument('--score-thresh', type=float, default=None,
                          help='detection score threshold (default: the visualize preset)')
@@ -52,12 +62,18 @@ def _parser():
 
 
 def main(argv=None):
-    """Run the command line; return the exit status."""
+    """Run the command line; return the exit status.
+
+    A user mistake (a cvzoo error class: an unknown model or key, a missing image, a
+    file that does not fit) prints one line and returns 2; argparse refuses malformed
+    arguments itself (exit status 2). Any other exception is a bug and propagates with
+    its traceback.
+    """
     args = _parser().parse_args(argv)
     from cvzoo.cli import commands
 
     try:
         return commands.COMMANDS[args.command](args)
-    except (errors.CvzooError, ValueError, TypeError, FileNotFoundError) as exc:
+    except (errors.CvzooError, argparse.ArgumentError) as exc:
         print(f'cvzoo {args.command}: error: {exc}', file=sys.stderr)
         return 2

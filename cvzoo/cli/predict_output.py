@@ -2,7 +2,7 @@
 
 import numpy
 
-from cvzoo import datasets
+from cvzoo import datasets, errors
 from cvzoo.utils import image as image_utils
 from cvzoo.utils import visualize
 
@@ -11,9 +11,9 @@ def _name(label_names, label):
     if label_names is None:
         return str(label)
     if not 0 <= label < len(label_names):
-        raise ValueError(f'--pretrained-model: the model predicted class {label}, but its '
-                         f'weights name only {len(label_names)} classes (label_names is '
-                         'shorter than the class count)')
+        raise errors.WeightLoadError(
+            f'--pretrained-model: the model predicted class {label}, but its weights name '
+            f'only {len(label_names)} classes (label_names is shorter than the class count)')
     return label_names[label]
 
 
@@ -21,8 +21,9 @@ def classification(model, path, args, out):
     """Print the top-k classes with their probabilities."""
     probs = model.predict([path])[0]
     if model.label_names is not None and len(model.label_names) != len(probs):
-        raise ValueError(f'--pretrained-model: the model scores {len(probs)} classes, but its '
-                         f'weights name {len(model.label_names)} (label_names)')
+        raise errors.WeightLoadError(
+            f'--pretrained-model: the model scores {len(probs)} classes, but its weights '
+            f'name {len(model.label_names)} (label_names)')
     print(path)
     for label in numpy.argsort(-probs)[:args.topk]:
         print(f'  {probs[label]:.4f}  {_name(model.label_names, int(label))}')

@@ -1,4 +1,6 @@
 import pathlib
+import subprocess
+import sys
 import typing
 
 import numpy
@@ -44,7 +46,15 @@ def image_path(tmp_path):
     return str(path)
 
 
+class _FakeClass:
+    """What the registry holds for the fake model 'x': a class with the weights key 'k'."""
+
+    weights: typing.ClassVar[dict] = {'k': None}
+
+
 def _fake(monkeypatch, model, task):
+    monkeypatch.setattr(commands.zoo_api, 'list_models', lambda task=None: ['x'])
+    monkeypatch.setattr(commands.zoo_api, 'get_model_class', lambda name: _FakeClass)
     monkeypatch.setattr(commands.zoo_api, 'get_model', lambda name, pretrained_model: model)
     monkeypatch.setattr(commands.zoo_api, 'model_info', lambda name: {'task': task})
 
@@ -99,9 +109,66 @@ def test_predict_bad_device_is_refused_before_loading(monkeypatch, capsys, image
         raise AssertionError('weights were loaded')
 
     monkeypatch.setattr(commands.zoo_api, 'get_model', never)
-    assert main.main(['predict', image_path, '--model', 'x', '--pretrained-model', 'k',
-                      '--device', 'gpu0']) == 2
-    assert 'device' in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main.main(['predict', image_path, '--model', 'x', '--pretrained-model', 'k',
+                   '--device', 'gpu0'])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert 'argument --device' in err and "'gpu0'" in err
+
+
+def test_unknown_weights_key_is_refused_before_loading(monkeypatch, capsys, image_path):
+    def never(*args, **kwargs):
+        raise AssertionError('weights were loaded')
+
+    monkeypatch.setattr(commands.zoo_api, 'get_model', never)
+    assert main.main(['predict', image_path, '--model', 'resnet50',
+                      '--pretrained-model', 'imagenett']) == 2
+    err = capsys.readouterr().err
+    assert "'imagenett'" in err and 'imagenet' in err and len(err.splitlines()) == 1
+
+
+def test_unknown_task_is_a_clear_error(capsys):
+    assert main.main(['models', '--task', 'detektion']) == 2
+    err = capsys.readouterr().err
+    assert '--task' in err and "'detektion'" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize('error', [ValueError, TypeError, FileNotFoundError, RuntimeError])
+def test_a_bug_is_not_reported_as_a_user_error(monkeypatch, capsys, image_path, error):
+    class Buggy(_FakeClassifier):
+        def predict(self, imgs):
+            raise error('a bug inside the model')
+
+    _fake(monkeypatch, Buggy(), 'classification')
+    with pytest.raises(error, match='a bug inside the model'):
+        main.main(['predict', image_path, '--model', 'x', '--pretrained-model', 'k'])
+    assert 'error:' not in capsys.readouterr().err
+
+
+def test_a_bug_exits_non_zero_with_its_traceback(tmp_path):
+    # the installed entry point, in a process of its own, on a model whose predict fails
+    script = tmp_path / 'run.py'
+    script.write_text(
+        'import sys, numpy\n'
+        'from cvzoo.cli import commands, main\n'
+        'class Buggy:\n'
+        '    weights = {"k": None}\n'
+        '    def to_device(self, device): return self\n'
+        '    def predict(self, imgs): raise ValueError("a bug inside the model")\n'
+        'commands.zoo_api.list_models = lambda task=None: ["x"]\n'
+        'commands.zoo_api.get_model_class = lambda name: Buggy\n'
+        'commands.zoo_api.get_model = lambda name, pretrained_model: Buggy()\n'
+        'commands.zoo_api.model_info = lambda name: {"task": "classification"}\n'
+        'sys.argv = ["cvzoo", "predict", sys.argv[1], "--model", "x", "--pretrained-model", "k"]\n'
+        'from cvzoo.__main__ import main\n'
+        'raise SystemExit(main())\n')
+    image = tmp_path / 'img.png'
+    Image.fromarray(numpy.zeros((4, 4, 3), numpy.uint8)).save(image)
+    done = subprocess.run([sys.executable, str(script), str(image)], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode != 0
+    assert 'Traceback' in done.stderr and 'ValueError: a bug inside the model' in done.stderr
 
 
 @pytest.mark.parametrize('topk', ['-3', '0', 'two'])
