@@ -20,11 +20,15 @@ On two idle cores the blocks run within a few percent of OpenBLAS's own threads
 (ResNet-50 forward at batch 1: 150 ms against 147 ms), and
 ``with using_config('blas_threading', 'openblas'):`` leaves every product to OpenBLAS.
 
-The thread count is set through OpenBLAS's own ``openblas_set_num_threads``, found with
-ctypes in the OpenBLAS library that NumPy loaded, and restored when the last product
-that lowered it ends; with another BLAS, or on a GPU, ``matmul`` is plain
-``xp.matmul``. The setting is process-wide, so a product that another Python thread
-runs at the same moment may also run on one thread; its result is the same.
+The thread count is read and lowered with threadpoolctl, on NumPy's own BLAS library
+only (another BLAS in the process, torch's or SciPy's, is never touched), and only for
+the duration of cvzoo's products: the first product that lowers it takes
+``ThreadpoolController.limit(limits=1)`` and the last one to end restores the original
+count, so outside cvzoo's calls ``threadpoolctl.threadpool_info()`` reads what the user
+set. Without a BLAS that threadpoolctl can control, or on a GPU, ``matmul`` is plain
+``xp.matmul``. NumPy's BLAS (OpenBLAS on its wheels) keeps one thread count for the
+whole process, so a product that another Python thread runs at the same moment may
+also run on one thread; its result is the same.
 
 >>> import numpy as np
 >>> matmul(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)).shape
@@ -32,12 +36,11 @@ runs at the same moment may also run on one thread; its result is the same.
 """
 
 import contextlib
-import ctypes
-import glob
 import os
 import threading
 
 import numpy
+import threadpoolctl
 
 from cvzoo.core import backend, config, parallel
 
@@ -56,66 +59,66 @@ MIN_BLOCK = 128
 # A reduction axis is cut into blocks no shorter than this.
 MIN_REDUCTION_BLOCK = 2048
 
-_SYMBOL_PREFIXES = ('scipy_openblas', 'openblas')  # NumPy's wheels, then a system build
-_SYMBOL_SUFFIXES = ('64_', '')
-
 
 class _ThreadControl:
-    """get/set of OpenBLAS's thread count through ctypes."""
+    """The thread count of NumPy's BLAS libraries, through a threadpoolctl controller."""
 
-    def __init__(self, get_threads, set_threads):
-        self._get = get_threads
-        self._set = set_threads
+    def __init__(self, controller):
+        self._controller = controller
 
     def get(self):
-        return int(self._get())
+        """The current thread count (the largest, should NumPy hold several BLAS)."""
+        return max(lib.num_threads for lib in self._controller.lib_controllers)
 
-    def set(self, n_threads):
-        self._set(int(n_threads))
+    def limit(self, n_threads):
+        """Set the thread count; return the limiter whose ``restore_original_limits()``
+        sets back what was there before."""
+        with _released_control():
+            return self._controller.limit(limits=int(n_threads))
+
+
+@contextlib.contextmanager
+def _released_control():
+    """Leave no thread marked as the one that controls OpenBLAS.
+
+    threadpoolctl lets only one Python thread change a process-wide OpenBLAS pool (the
+    first to try; others are silently ignored) and frees it only at the end of a
+    ``with`` block. cvzoo's limit may be taken in one thread and restored in another,
+    so the mark is cleared after each change, leaving the user's threads free to set
+    their own limits.
+    """
+    try:
+        yield
+    finally:
+        openblas = getattr(threadpoolctl, 'OpenBLASController', None)
+        if hasattr(openblas, 'clear_controlling_thread'):
+            openblas.clear_controlling_thread()
+
+
+def _numpy_blas_paths(lib_controllers):
+    """The file paths among ``lib_controllers`` that NumPy ships (its wheels bundle one)."""
+    numpy_dir = os.path.realpath(os.path.dirname(numpy.__file__))
+    folders = (numpy_dir + os.sep, numpy_dir + '.libs' + os.sep)
+    return [lib.filepath for lib in lib_controllers
+            if os.path.realpath(lib.filepath).startswith(folders)]
+
+
+def _find_control():
+    controller = threadpoolctl.ThreadpoolController().select(user_api='blas')
+    if not controller.lib_controllers:
+        return None
+    paths = _numpy_blas_paths(controller.lib_controllers)
+    if paths:  # NOTE: a NumPy built on a system BLAS has none of its own; all are used.
+        controller = controller.select(filepath=paths)
+    return _ThreadControl(controller)
 
 
 _control = None
 _searched = False
 
 
-def _loaded_openblas_paths():
-    """Paths of the OpenBLAS libraries in this process (NumPy has loaded one)."""
-    paths = []
-    try:
-        with open('/proc/self/maps') as maps:
-            for line in maps:
-                path = line.split()[-1]
-                if 'openblas' in os.path.basename(path).lower() and path not in paths:
-                    paths.append(path)
-    except OSError:
-        pass
-    numpy_dir = os.path.dirname(numpy.__file__)
-    for pattern in ('../numpy.libs/*openblas*', '.dylibs/*openblas*'):
-        paths += sorted(glob.glob(os.path.join(numpy_dir, pattern)))
-    return paths
-
-
-def _find_control():
-    for path in _loaded_openblas_paths():
-        try:
-            library = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for prefix in _SYMBOL_PREFIXES:
-            for suffix in _SYMBOL_SUFFIXES:
-                get_name = f'{prefix}_get_num_threads{suffix}'
-                set_name = f'{prefix}_set_num_threads{suffix}'
-                if hasattr(library, get_name) and hasattr(library, set_name):
-                    getter, setter = getattr(library, get_name), getattr(library, set_name)
-                    getter.restype = ctypes.c_int
-                    setter.argtypes = [ctypes.c_int]
-                    setter.restype = None
-                    return _ThreadControl(getter, setter)
-    return None
-
-
 def thread_control():
-    """The OpenBLAS thread control of this process, or None (looked up once)."""
+    """The BLAS thread control of NumPy in this process, or None (looked up once)."""
     global _control, _searched
     if not _searched:
         _control = _find_control()
@@ -123,13 +126,14 @@ def thread_control():
     return _control
 
 
-_active = 0  # products running now with OpenBLAS held at one thread
+_active = 0  # products running now with the BLAS held at one thread
 _active_lock = threading.Lock()
 _configured = None
+_limiter = None  # threadpoolctl's limiter while _active > 0
 
 
 def configured_threads():
-    """The thread count the user gave OpenBLAS (1 without an OpenBLAS control).
+    """The thread count the user gave NumPy's BLAS (1 without a BLAS control).
 
     While a product holds OpenBLAS at one thread, this is the count seen before, not 1.
     """
@@ -137,9 +141,10 @@ def configured_threads():
     control = thread_control()
     if control is None:
         return 1
-    if _active == 0 or _configured is None:
-        _configured = control.get()
-    return _configured
+    with _active_lock:
+        if _active == 0 or _configured is None:
+            _configured = control.get()
+        return _configured
 
 
 def matmul(a, b, out=None):
@@ -181,27 +186,31 @@ def matmul(a, b, out=None):
 
 @contextlib.contextmanager
 def one_blas_thread():
-    """Hold OpenBLAS at one thread inside the block (for work that threads itself).
+    """Hold NumPy's BLAS at one thread inside the block (for work that threads itself).
 
-    Nested and concurrent uses are counted; the last one to leave restores the count
-    the user configured. Without an OpenBLAS control this does nothing.
+    Nested and concurrent uses, in any threads, are counted: the first to enter takes
+    threadpoolctl's limit, the last to leave restores the original count. Without a
+    BLAS control this does nothing.
     """
-    global _active
+    global _active, _limiter
     control = thread_control()
     if control is None:
         yield
         return
-    n_threads = configured_threads()
+    configured_threads()  # NOTE: remembered before the limit, for the threaded passes
     with _active_lock:
+        if _active == 0:
+            _limiter = control.limit(1)
         _active += 1
-        control.set(1)
     try:
         yield
     finally:
         with _active_lock:
             _active -= 1
             if _active == 0:
-                control.set(n_threads)
+                with _released_control():
+                    _limiter.restore_original_limits()
+                _limiter = None
 
 
 def _blocks(m, k, n, n_threads):

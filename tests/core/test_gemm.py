@@ -5,19 +5,26 @@ from cvzoo.core import gemm, parallel
 
 
 class _FakeControl:
-    """Records the thread counts gemm.matmul sets."""
+    """Records the thread counts gemm.matmul sets (through limit and restore)."""
 
     def __init__(self, n_threads):
         self.n_threads = n_threads
-        self.during = None
         self.calls = []
 
     def get(self):
         return self.n_threads
 
-    def set(self, n_threads):
+    def limit(self, n_threads):
+        control, before = self, self.n_threads
+
+        class Limiter:
+            def restore_original_limits(self):
+                control.calls.append(before)
+                control.n_threads = before
+
         self.calls.append(n_threads)
         self.n_threads = n_threads
+        return Limiter()
 
 
 @pytest.fixture
@@ -138,19 +145,126 @@ def test_without_thread_control_it_is_plain_matmul(monkeypatch, rng):
     numpy.testing.assert_array_equal(gemm.matmul(a, b), a @ b)
 
 
-def test_finds_numpys_openblas():
+def _numpy_blas_threads():
+    """NumPy's BLAS entries of threadpoolctl.threadpool_info(): {filepath: num_threads}."""
+    import threadpoolctl
+
+    control = gemm.thread_control()
+    if control is None:
+        pytest.skip('threadpoolctl finds no BLAS of NumPy here')
+    paths = {lib.filepath for lib in control._controller.lib_controllers}
+    return {info['filepath']: info['num_threads'] for info in threadpoolctl.threadpool_info()
+            if info['filepath'] in paths}
+
+
+def test_finds_numpys_blas():
     config = numpy.show_config(mode='dicts')['Build Dependencies']['blas']
     if 'openblas' not in config.get('name', '').lower():
         pytest.skip('NumPy is not built on OpenBLAS')
     control = gemm.thread_control()
     assert control is not None
     before = control.get()
-    control.set(1)
+    limiter = control.limit(1)
     try:
         assert control.get() == 1
     finally:
-        control.set(before)
+        limiter.restore_original_limits()
     assert control.get() == before
+
+
+def test_blas_threads_outside_cvzoo_unchanged_by_a_product(rng):
+    # threadpoolctl reads the same count before and after cvzoo's products (a small
+    # one on one BLAS thread, a large one in blocks), and 1 only while one runs
+    before = _numpy_blas_threads()
+    inside = []
+    real_matmul = numpy.matmul
+
+    def spy(*args, **kwargs):
+        inside.append(_numpy_blas_threads())
+        return real_matmul(*args, **kwargs)
+
+    a, b = rng.normal(size=(300, 300)), rng.normal(size=(300, 300))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(gemm.numpy, 'matmul', spy)
+        patch.setattr(gemm, 'configured_threads', lambda: 2)
+        gemm.matmul(a[:3, :4], b[:4, :5])
+        gemm.matmul(a, b)
+    assert _numpy_blas_threads() == before
+    assert inside and all(set(seen.values()) == {1} for seen in inside)
+
+
+def test_other_blas_libraries_are_left_alone(rng):
+    # SciPy ships its own OpenBLAS: a cvzoo product must not change its thread count
+    pytest.importorskip('scipy.linalg')
+    import threadpoolctl
+
+    ours = set(_numpy_blas_threads())
+
+    def others():
+        return {info['filepath']: info['num_threads'] for info in threadpoolctl.threadpool_info()
+                if info['user_api'] == 'blas' and info['filepath'] not in ours}
+
+    if not others():
+        pytest.skip("no BLAS besides NumPy's in this process")
+    before = others()
+    with gemm.one_blas_thread():
+        assert others() == before
+        assert set(_numpy_blas_threads().values()) == {1}
+
+
+def test_limit_taken_in_one_thread_is_restored_in_another():
+    # thread A enters, thread B enters, A leaves, B leaves: B restores the count
+    import threading
+
+    before = _numpy_blas_threads()
+    a_in, b_in, a_out = threading.Event(), threading.Event(), threading.Event()
+
+    def first():
+        with gemm.one_blas_thread():
+            a_in.set()
+            b_in.wait(10)
+        a_out.set()
+
+    def second():
+        a_in.wait(10)
+        with gemm.one_blas_thread():
+            b_in.set()
+            a_out.wait(10)
+            assert set(_numpy_blas_threads().values()) == {1}
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(20)
+    assert _numpy_blas_threads() == before
+
+
+def test_user_limits_work_while_a_thread_that_ran_cvzoo_lives():
+    # threadpoolctl lets one thread at a time change OpenBLAS; cvzoo must not keep that
+    import threading
+
+    import threadpoolctl
+
+    before = _numpy_blas_threads()
+    ran, release = threading.Event(), threading.Event()
+
+    def worker():
+        with gemm.one_blas_thread():
+            pass
+        ran.set()
+        release.wait(10)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    try:
+        ran.wait(10)
+        with threadpoolctl.threadpool_limits(limits=1, user_api='blas'):
+            assert set(_numpy_blas_threads().values()) == {1}
+    finally:
+        release.set()
+        thread.join(20)
+    assert _numpy_blas_threads() == before
 
 
 def test_openblas_policy_leaves_threads_alone(fake_control, rng):
