@@ -416,12 +416,6 @@ def _fetch_verified(weight_file):
     raise errors.DownloadError(f'{weight_file.url}: {problem}; the file {path} was deleted')
 
 
-def _fetch_all(weights):
-    """Fetch every file of an entry; return (paths, pending trust records)."""
-    fetched = [_fetch_verified(f) for f in weights.all_files]
-    return [path for path, _ in fetched], [pending for _, pending in fetched if pending]
-
-
 def fetch_weights(weights: Weights) -> list:
     """Download (or find in the cache or the mirror) every file of an entry, verified.
 
@@ -437,7 +431,14 @@ def fetch_weights(weights: Weights) -> list:
         cvzoo.errors.DownloadError: a file cannot be fetched or fails its check (the file
             is deleted; the message names the URL and the path).
     """
-    return _fetch_all(weights)[0]
+    return [_fetch_verified(f)[0] for f in weights.all_files]
+
+
+def _pending_trust(weights, paths):
+    """(record, sha256) of each fetched file with no published hash and no record yet."""
+    return [(path + '.sha256', _sha256_of_file(path))
+            for f, path in zip(weights.all_files, paths)
+            if f.sha256 == UNPUBLISHED and not os.path.exists(path + '.sha256')]
 
 
 def _record_trust(pending, url):
@@ -607,7 +608,8 @@ def load_weights(model, path_or_key, source: str | None = None):
 
 def _load_entry(model, weights, source):
     """Fetch and load a zoo entry; record first-use trust only once it has loaded."""
-    fetched, pending = _fetch_all(weights)
+    fetched = fetch_weights(weights)
+    pending = _pending_trust(weights, fetched)
     path = fetched[0]
     source_sha256 = weights.sha256 if _is_full_sha256(weights.sha256) else _sha256_of_file(path)
     source = source or weights.convert_from or DEFAULT_SOURCES[weights.source_format]
