@@ -48,8 +48,10 @@ def script():
     return module
 
 
-def _xml(objects):
-    parts = ['<annotation><size><width>1</width><height>1</height><depth>3</depth></size>']
+def _xml(objects, size):
+    height, width = size
+    parts = [f'<annotation><size><width>{width}</width><height>{height}</height>'
+             '<depth>3</depth></size>']
     for name, (x_min, y_min, x_max, y_max), difficult in objects:
         parts.append(f'<object><name>{name}</name><difficult>{difficult}</difficult><bndbox>'
                      f'<xmin>{x_min + 1}</xmin><ymin>{y_min + 1}</ymin><xmax>{x_max}</xmax>'
@@ -66,7 +68,8 @@ def _voc_folder(root, images):
             shutil.copy(img, root / 'JPEGImages' / f'{name}.jpg')
         else:
             image.write_image(img, root / 'JPEGImages' / f'{name}.jpg')
-        (root / 'Annotations' / f'{name}.xml').write_text(_xml(objects))
+        size = image.read_image(root / 'JPEGImages' / f'{name}.jpg').shape[1:]
+        (root / 'Annotations' / f'{name}.xml').write_text(_xml(objects, size))
     (root / 'ImageSets' / 'Main' / 'test.txt').write_text('\n'.join(images) + '\n')
     return root
 
