@@ -21,10 +21,18 @@ they hit among the rest, so that the clusters around each object are gone before
 pairs inside them are listed. Inputs of at most ``_DENSE_MAX`` boxes use one dense hit
 matrix instead. See bench/bench_nms.py and the NMS section of docs/benchmarks.md for
 timings.
+
+On a GPU the greedy pass, sequential by nature, is not run on the device: the boxes,
+scores and labels are read back in one transfer (one host synchronisation per call,
+whatever the number of classes, images or rounds), suppressed on the host exactly as
+NumPy input would be, and the kept indices are sent back to the boxes' device, as
+torchvision's CUDA NMS reads its overlap mask back to finish on the host.
 """
 
 import itertools
 import numbers
+
+import numpy
 
 from cvzoo.core import backend
 
@@ -354,6 +362,10 @@ def non_maximum_suppression(bbox, thresh, score=None, limit=None):
     xp = backend.get_array_module(bbox, score)
     if len(bbox) == 0 or limit == 0:
         return xp.zeros(0, dtype=xp.int32)
+    if xp is not numpy:
+        host_bbox, host_score, _ = _to_host(bbox, score, None)
+        return backend.on_device_of(
+            non_maximum_suppression(host_bbox, thresh, host_score, limit), bbox)
     order, sorted_data = _sorted_data(bbox, score)
     kept = _nms_sorted(float(thresh), sorted_data)
     return order[kept[:limit]].astype(xp.int32)
@@ -390,6 +402,32 @@ def batched_non_maximum_suppression(bbox, score, label, thresh, limit=None):
     xp = backend.get_array_module(bbox, score, label)
     if len(bbox) == 0 or limit == 0:
         return xp.zeros(0, dtype=xp.int32)
+    if xp is not numpy:
+        return backend.on_device_of(batched_non_maximum_suppression(
+            *_to_host(bbox, score, label), thresh, limit), bbox)
     order, sorted_data = _sorted_data(bbox, score, label)
     kept = _nms_sorted(float(thresh), sorted_data)
     return order[kept[:limit]].astype(xp.int32)
+
+
+def _to_host(bbox, score, label):
+    """Device ``bbox``, ``score`` and ``label`` (each may be None but bbox) read back to the
+    host in one transfer, in their own dtypes.
+
+    They travel as the columns of one float64 array: exact for float16/32/64 boxes and
+    scores and for labels below 2 ** 53 in magnitude.
+    """
+    backend.check_same_device((bbox, score, label), 'non_maximum_suppression')
+    xp = backend.get_array_module(bbox)
+    parts = [bbox] + [a.reshape(-1, 1) for a in (score, label) if a is not None]
+    packed = backend.to_numpy(xp.concatenate([a.astype(xp.float64) for a in parts], axis=1))
+    host_bbox = packed[:, :4].astype(bbox.dtype)
+    column = 4
+    rest = []
+    for array in (score, label):
+        if array is None:
+            rest.append(None)
+            continue
+        rest.append(packed[:, column].astype(array.dtype))
+        column += 1
+    return host_bbox, rest[0], rest[1]

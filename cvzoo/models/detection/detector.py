@@ -13,6 +13,12 @@ The base does the rest, batched over the images of a call and vectorised: keep t
 (box, class) pairs whose score is above ``score_thresh``, suppress per image and per
 class (greedy NMS at ``nms_thresh``), keep the ``max_detections`` best per image, clip
 the boxes to their image, and return NumPy arrays on the host.
+
+On a GPU, predict() runs with the model's device current and reads the device back
+twice per batch: the number of pairs above the threshold (``nonzero``) and the pairs
+themselves, in one transfer (:func:`to_host`); the greedy NMS, the top-k and the split
+per image then run on the host (:func:`per_image_detections`), as the results go there
+anyway.
 """
 
 import typing
@@ -85,10 +91,11 @@ class Detector:
             sizes = [img.shape[1:] for img in chunk]
             x = numpy.stack([self.prepare(img) for img in chunk])
             x = backend.to_device(x, self.device)
-            with config.using_config('train', False), config.no_backprop_mode():
+            with self.device, config.using_config('train', False), \
+                    config.no_backprop_mode():
                 outputs = self.forward(x)
                 bbox, score = self.decode(outputs, sizes)
-            result = self.suppress(bbox, score, sizes)
+                result = self.suppress(bbox, score, sizes)
             bboxes += result[0]
             labels += result[1]
             scores += result[2]
@@ -112,17 +119,68 @@ class Detector:
         passed = score >= self.score_thresh if self.inclusive_score_thresh else \
             score > self.score_thresh
         image_index, box_index, label = xp.nonzero(passed)
-        pair_score = score[image_index, box_index, label]
-        pair_bbox = bbox[image_index, box_index]
-        group = image_index * n_fg_class + label
-        kept = nms.batched_non_maximum_suppression(pair_bbox, pair_score, group,
-                                                   self.nms_thresh)
-        kept = _best_per_image(xp, kept, image_index[kept], self.max_detections)
-        limits = xp.asarray([[W, H, W, H] for H, W in sizes], dtype=bbox.dtype)
-        pair_bbox = xp.clip(pair_bbox[kept], 0, limits[image_index[kept]])
-        return _split_per_image(
-            backend.to_numpy(image_index[kept]), B, backend.to_numpy(pair_bbox),
-            backend.to_numpy(label[kept]), backend.to_numpy(pair_score[kept]))
+        limits = numpy.asarray([[W, H, W, H] for H, W in sizes], dtype=bbox.dtype)
+        return per_image_detections(
+            image_index, bbox[image_index, box_index], score[image_index, box_index, label],
+            label, B, n_fg_class, self.nms_thresh, self.max_detections, limits)
+
+
+def to_host(*arrays):
+    """Copy arrays of one device to the host in one transfer (one host sync on a GPU).
+
+    The arrays, each of length P along its first axis, travel as the columns of one
+    float64 array and come back in their own dtypes: exact for float32/float64 values
+    and for integers below 2 ** 53. NumPy arrays are returned as they are.
+
+    Returns:
+        tuple of NumPy arrays, in the order given.
+
+    >>> a, b = to_host(numpy.arange(3), numpy.ones((3, 4), numpy.float32))
+    >>> a.dtype, b.shape
+    (dtype('int64'), (3, 4))
+    """
+    xp = backend.get_array_module(*arrays)
+    if xp is numpy:
+        return arrays
+    n = len(arrays[0])
+    columns = [array.reshape(n, int(numpy.prod(array.shape[1:]))).astype(xp.float64)
+               for array in arrays]
+    packed = backend.to_numpy(xp.concatenate(columns, axis=1))
+    bounds = numpy.cumsum([0] + [column.shape[1] for column in columns])
+    return tuple(packed[:, bounds[i]:bounds[i + 1]].reshape(array.shape).astype(array.dtype)
+                 for i, array in enumerate(arrays))
+
+
+def per_image_detections(image_index, bbox, score, label, n_image, n_fg_class, nms_thresh,
+                         max_detections=None, limits=None):
+    """The detections of a batch from its candidate (box, class) pairs, on the host.
+
+    The pairs are read back from the device once (:func:`to_host`), then suppressed per
+    image and per class (greedy NMS at ``nms_thresh``), grouped by image with at most
+    ``max_detections`` each (best first), clipped to ``limits`` and split per image.
+
+    Args:
+        image_index (array): (P,) int, the image of each pair.
+        bbox (array): (P, 4) boxes.
+        score (array): (P,) scores.
+        label (array): (P,) int class ids in ``[0, n_fg_class)``.
+        n_image (int): images of the batch.
+        n_fg_class (int): classes.
+        nms_thresh (float): IoU threshold of the NMS.
+        max_detections (int or None): detections kept per image.
+        limits (numpy.ndarray or None): (n_image, 4) ``(W, H, W, H)`` to clip to.
+
+    Returns:
+        tuple of three lists of NumPy arrays, as predict() returns them.
+    """
+    image_index, bbox, score, label = to_host(image_index, bbox, score, label)
+    group = image_index * n_fg_class + label
+    kept = nms.batched_non_maximum_suppression(bbox, score, group, nms_thresh)
+    kept = _best_per_image(numpy, kept, image_index[kept], max_detections)
+    bbox = bbox[kept]
+    if limits is not None:
+        bbox = numpy.clip(bbox, 0, limits[image_index[kept]])
+    return _split_per_image(image_index[kept], n_image, bbox, label[kept], score[kept])
 
 
 def _best_per_image(xp, kept, image_index, limit):

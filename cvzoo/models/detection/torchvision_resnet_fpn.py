@@ -88,13 +88,16 @@ class TorchvisionResNetFPNDetector(detector.Detector):
             prepared = [self.prepare(img) for img in chunk]
             sizes = [x.shape[1:] for x in prepared]
             x = backend.to_device(self.pad_batch(prepared), self.device)
-            with config.using_config('train', False), config.no_backprop_mode():
+            with self.device, config.using_config('train', False), \
+                    config.no_backprop_mode():
                 candidates = self.decode(self.forward(x, sizes), sizes)
-            result = self.suppress(*candidates, len(chunk))
+                result = self.suppress(*candidates, len(chunk))
             for img, size, bbox in zip(chunk, sizes, result[0]):
                 ratio = numpy.asarray(img.shape[1:], numpy.float32) / \
                     numpy.asarray(size, numpy.float32)
-                bboxes.append(bbox * ratio[[1, 0, 1, 0]])
+                # NOTE: the float32 ratio may carry a box a rounding error past the image
+                limit = numpy.asarray(img.shape[1:], numpy.float32)[[1, 0, 1, 0]]
+                bboxes.append(numpy.minimum(bbox * ratio[[1, 0, 1, 0]], limit))
             labels += result[1]
             scores += result[2]
         return bboxes, labels, scores

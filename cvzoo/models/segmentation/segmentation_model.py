@@ -158,7 +158,7 @@ class SegmentationModel(L.Chain):
         """
         imgs = [image_utils.as_chw_image(img) for img in imgs]
         labels = []
-        with config.using_config('train', False), config.no_backprop_mode():
+        with self.device, config.using_config('train', False), config.no_backprop_mode():
             for chunk in self._batches(imgs, batchsize):
                 x = numpy.stack([self.prepare(img) for img in chunk])
                 scores = self.forward(backend.to_device(x, self.device))

@@ -118,7 +118,7 @@ class DarknetConvolution(L.Chain):
         dtype = conv.W.dtype.type
         scale = bn.gamma * (bn.avg_var + dtype(bn.eps)) ** dtype(-0.5)
         W = conv.W * F.reshape(scale, (-1, 1, 1, 1))
-        b = bn.beta - bn.avg_mean * scale
+        b = bn.beta - scale * bn.avg_mean  # the Variable first, so its operator runs
         return F.convolution_2d(x, W, b, conv.stride, conv.pad, groups=conv.groups)
 
     def darknet_blocks(self):

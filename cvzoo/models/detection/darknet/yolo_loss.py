@@ -159,8 +159,8 @@ def yolo_head_loss(raw, head, bboxes, labels):
     weight = xp.asarray(targets['scale'] * targets['assigned'], raw.dtype)[..., None]
     xy = F.sum((F.sigmoid(t[..., 0:2]) - xp.asarray(targets['xy'], raw.dtype)) ** 2 * weight)
     wh = F.sum((t[..., 2:4] - xp.asarray(targets['wh'], raw.dtype)) ** 2 * weight)
-    obj_target = assigned.astype(xp.int32)
-    obj_target[_ignore_mask(xp, raw.array, head, bboxes) & ~assigned] = -1
+    ignored = _ignore_mask(xp, raw.array, head, bboxes) & ~assigned
+    obj_target = xp.where(ignored, -1, assigned).astype(xp.int32)
     obj = F.sigmoid_cross_entropy(t[..., 4], obj_target, reduce='no')
     cls_target = xp.where(assigned[..., None], xp.asarray(targets['cls']), -1)
     cls = F.sigmoid_cross_entropy(t[..., 5:], cls_target.astype(xp.int32), reduce='no')

@@ -27,7 +27,6 @@ from cvzoo.models.detection import detector
 from cvzoo.models.detection.faster_rcnn import bbox_coder
 from cvzoo.transforms.image import resize
 from cvzoo.utils import image as image_utils
-from cvzoo.utils import nms
 
 FASTER_RCNN_PRESETS = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.3},
                        'evaluate': {'score_thresh': 0.05, 'nms_thresh': 0.3}}
@@ -133,10 +132,11 @@ class FasterRCNN(L.Chain, detector.Detector):
             prepared = [self.prepare(img) for img in chunk]
             scales = self.input_scales(sizes, prepared)
             x = backend.to_device(self._stack(prepared), self.device)
-            with config.using_config('train', False), config.no_backprop_mode():
+            with self.device, config.using_config('train', False), \
+                    config.no_backprop_mode():
                 outputs = self.forward(x, scales)
-            bbox, score = self.decode(outputs, sizes, scales)
-            result = self.suppress(bbox, score, sizes)
+                bbox, score = self.decode(outputs, sizes, scales)
+                result = self.suppress(bbox, score, sizes)
             bboxes += result[0]
             labels += result[1]
             scores += result[2]
@@ -187,20 +187,9 @@ class FasterRCNN(L.Chain, detector.Detector):
         image_index, box_index, label = xp.nonzero(passed)
         if self.later_roi_wins_ties:
             image_index, box_index, label = image_index[::-1], box_index[::-1], label[::-1]
-        pair_score = score[image_index, box_index, label]
-        pair_bbox = bbox[image_index, box_index, label]
-        group = image_index * n_fg_class + label
-        kept = nms.batched_non_maximum_suppression(pair_bbox, pair_score, group,
-                                                   self.nms_thresh)
-        kept = kept[xp.argsort(image_index[kept], kind='stable')]
-        image_index = backend.to_numpy(image_index[kept])
-        bounds = numpy.searchsorted(image_index, numpy.arange(B + 1))
-        pair_bbox = backend.to_numpy(pair_bbox[kept]).astype(numpy.float32, copy=False)
-        label = backend.to_numpy(label[kept]).astype(numpy.int32)
-        pair_score = backend.to_numpy(pair_score[kept]).astype(numpy.float32, copy=False)
-        parts = [slice(bounds[i], bounds[i + 1]) for i in range(B)]
-        return ([pair_bbox[p] for p in parts], [label[p] for p in parts],
-                [pair_score[p] for p in parts])
+        return detector.per_image_detections(
+            image_index, bbox[image_index, box_index, label],
+            score[image_index, box_index, label], label, B, n_fg_class, self.nms_thresh)
 
     def reset_head(self, n_fg_class):
         """Re-make the head's class-dependent layers for ``n_fg_class`` classes."""
@@ -220,9 +209,12 @@ class FasterRCNN(L.Chain, detector.Detector):
 def _pad_per_image(xp, roi_indices, n_image, bbox, prob):
     """Scatter (R, ...) per-RoI rows, sorted by image, into (B, N, ...) with zero rows."""
     first = xp.searchsorted(roi_indices, xp.arange(n_image), side='left')
-    counts = xp.bincount(roi_indices, minlength=n_image) if len(roi_indices) else \
-        xp.zeros(n_image, numpy.int64)
-    n_max = int(counts.max()) if n_image else 0
+    if n_image == 1:
+        n_max = len(roi_indices)  # known without reading the device
+    else:
+        counts = xp.bincount(roi_indices, minlength=n_image) if len(roi_indices) else \
+            xp.zeros(n_image, numpy.int64)
+        n_max = int(counts.max()) if n_image else 0
     rank = xp.arange(len(roi_indices)) - first[roi_indices]
     padded_bbox = xp.zeros((n_image, n_max) + bbox.shape[1:], bbox.dtype)
     padded_prob = xp.zeros((n_image, n_max) + prob.shape[1:], prob.dtype)

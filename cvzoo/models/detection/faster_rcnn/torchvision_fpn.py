@@ -39,12 +39,12 @@ import numpy
 
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
-from cvzoo.core import backend, config
+from cvzoo.core import config
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.models import zoo
 from cvzoo.models.converters import file_format
-from cvzoo.models.detection import torchvision_resnet_fpn
+from cvzoo.models.detection import detector, torchvision_resnet_fpn
 from cvzoo.models.detection.faster_rcnn import (
     torchvision_box_head,
     torchvision_names,
@@ -52,7 +52,6 @@ from cvzoo.models.detection.faster_rcnn import (
 )
 from cvzoo.models.detection.faster_rcnn.fpn import fpn
 from cvzoo.models.detection.retinanet import box_coder, preprocessing
-from cvzoo.utils import nms
 
 FPN_SCALES = (1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64)
 PRESETS = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.5},
@@ -202,23 +201,13 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
             by decreasing score.
         """
         xp = self.xp
-        roi, label = xp.nonzero(score > self.score_thresh)
+        large = ((bbox[..., 2:] - bbox[..., :2]) >= self.min_bbox_size).all(axis=-1)
+        roi, label = xp.nonzero((score > self.score_thresh) & large)
         bbox, score = bbox[roi, label], score[roi, label]
-        large = ((bbox[:, 2:] - bbox[:, :2]) >= self.min_bbox_size).all(axis=1)
-        roi, label, bbox, score = roi[large], label[large], bbox[large], score[large]
         image_index = roi_indices[roi]
-        kept = nms.batched_non_maximum_suppression(
-            bbox, score, image_index * self.n_fg_class + label, self.nms_thresh)
-        kept = kept[xp.argsort(image_index[kept], kind='stable')]
-        first = xp.searchsorted(image_index[kept], image_index[kept])
-        kept = kept[xp.arange(len(kept)) - first < self.max_detections]
-        image_index = backend.to_numpy(image_index[kept])
-        bounds = numpy.searchsorted(image_index, numpy.arange(n_image + 1))
-        bbox = backend.to_numpy(bbox[kept]).astype(numpy.float32, copy=False)
-        label = backend.to_numpy(label[kept]).astype(numpy.int32)
-        score = backend.to_numpy(score[kept]).astype(numpy.float32, copy=False)
-        parts = [slice(bounds[i], bounds[i + 1]) for i in range(n_image)]
-        return [bbox[p] for p in parts], [label[p] for p in parts], [score[p] for p in parts]
+        return detector.per_image_detections(image_index, bbox, score, label, n_image,
+                                             self.n_fg_class, self.nms_thresh,
+                                             self.max_detections)
 
     def convert_weights(self, raw, source):
         """The zoo's conversion hook: torchvision names (``'torchvision'``/``'torch'``)

@@ -51,7 +51,7 @@ def sigmoid_focal_loss(x, t, alpha=0.25, gamma=2.0, reduce='sum'):
     positive = (t == 1).astype(x.dtype)
     p = F.sigmoid(x)
     # NOTE: 1 - p_t is p for negatives and 1 - p for positives.
-    miss = p + positive * (1 - 2 * p)
+    miss = p + (1 - 2 * p) * positive  # the Variable first, so its operator runs
     alpha_t = positive * dtype(2 * alpha - 1) + dtype(1 - alpha)
     loss = cross_entropy * miss ** gamma * alpha_t if gamma else cross_entropy * alpha_t
     return F.sum(loss) if reduce == 'sum' else loss

@@ -30,11 +30,11 @@ import numpy
 
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
-from cvzoo.core import backend, config
+from cvzoo.core import config
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.models import zoo
-from cvzoo.models.detection import torchvision_resnet_fpn
+from cvzoo.models.detection import detector, torchvision_resnet_fpn
 from cvzoo.models.detection.retinanet import (
     anchors,
     box_coder,
@@ -43,7 +43,6 @@ from cvzoo.models.detection.retinanet import (
     preprocessing,
     retinanet_fpn,
 )
-from cvzoo.utils import nms
 
 RETINANET_PRESETS = {'visualize': {'score_thresh': 0.5, 'nms_thresh': 0.5},
                      'evaluate': {'score_thresh': 0.05, 'nms_thresh': 0.5}}
@@ -171,19 +170,9 @@ class RetinaNetResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPND
             tuple of three lists (one entry per image) of NumPy arrays: (R, 4) float32
             boxes, (R,) int32 labels, (R,) float32 scores by decreasing score.
         """
-        xp = self.xp
-        kept = nms.batched_non_maximum_suppression(
-            bbox, score, image_index * self.n_fg_class + label, self.nms_thresh)
-        kept = kept[xp.argsort(image_index[kept], kind='stable')]
-        first = xp.searchsorted(image_index[kept], image_index[kept])
-        kept = kept[xp.arange(len(kept)) - first < self.max_detections]
-        image_index = backend.to_numpy(image_index[kept])
-        bounds = numpy.searchsorted(image_index, numpy.arange(n_image + 1))
-        bbox = backend.to_numpy(bbox[kept]).astype(numpy.float32, copy=False)
-        label = backend.to_numpy(label[kept]).astype(numpy.int32)
-        score = backend.to_numpy(score[kept]).astype(numpy.float32, copy=False)
-        parts = [slice(bounds[i], bounds[i + 1]) for i in range(n_image)]
-        return [bbox[p] for p in parts], [label[p] for p in parts], [score[p] for p in parts]
+        return detector.per_image_detections(image_index, bbox, score, label, n_image,
+                                             self.n_fg_class, self.nms_thresh,
+                                             self.max_detections)
 
     def convert_weights(self, raw, source):
         """The zoo's conversion hook: torchvision names (``'torchvision'``/``'torch'``)

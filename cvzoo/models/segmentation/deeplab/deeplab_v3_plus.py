@@ -117,7 +117,7 @@ class DeepLabV3plusXception65(segmentation_model.SegmentationModel):
             [0, n_class).
         """
         labels = []
-        with config.using_config('train', False), config.no_backprop_mode():
+        with self.device, config.using_config('train', False), config.no_backprop_mode():
             for img in imgs:
                 score = self.scores(image_utils.as_chw_image(img))
                 labels.append(backend.to_numpy(score.argmax(axis=0)).astype(numpy.int32))

@@ -121,7 +121,7 @@ class PSPNet(segmentation_model.SegmentationModel):
             [0, n_class).
         """
         labels = []
-        with config.using_config('train', False), config.no_backprop_mode():
+        with self.device, config.using_config('train', False), config.no_backprop_mode():
             for img in imgs:
                 score = self.scores(image_utils.as_chw_image(img), batchsize)
                 label = score[:self.n_class].argmax(axis=0)

@@ -2,7 +2,7 @@
 
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
-from cvzoo.core import initializers
+from cvzoo.core import initializers, variable
 from cvzoo.datasets.camvid import camvid_label_names
 from cvzoo.models import zoo
 from cvzoo.models.segmentation import segmentation_model
@@ -84,7 +84,9 @@ class SegNetBasic(segmentation_model.SegmentationModel):
             Variable: (B, n_class, H', W') float32, (H', W') = (H, W) when they are
             multiples of 16, else slightly larger (the pooling covers every pixel).
         """
-        h = F.local_response_normalization(x, 5, 1, 1e-4 / 5, 0.75)
+        # NOTE: as a Variable, so that ``array * Variable`` inside the normalisation is
+        # the Variable's operation on every array module
+        h = F.local_response_normalization(variable.as_variable(x), 5, 1, 1e-4 / 5, 0.75)
         indexes = []
         for k in range(1, N_STAGE + 1):
             h = F.relu(self[f'conv{k}_bn'](self[f'conv{k}'](h)))

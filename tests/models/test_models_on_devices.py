@@ -1,0 +1,232 @@
+"""Every registered model on a second GPU: predict() and one training step on 'cuda:1'.
+
+Each entry of ``list_models()`` is built with random weights and few classes, moved to
+``'cuda:1'`` while ``'cuda:0'`` stays current, and
+
+- predicts one small image, checked by the ``cvzoo.testing`` contract checks (NumPy
+  results on the host);
+- takes one training step through its task's train chain (classifiers: softmax cross
+  entropy) and an SGD update, after which every parameter is still on ``'cuda:1'`` and
+  the parameters with a gradient have changed.
+
+A new registration is tested here without being listed; only the inputs of models
+that refuse the defaults are set below. The tests need two GPUs: run them with
+``pytest --fake-cuda`` (the CuPy stand-in) or on a machine with two.
+"""
+
+import dataclasses
+
+import numpy
+import pytest
+
+import cvzoo.core.functions as F
+from cvzoo.core import backend, optimizers
+from cvzoo.models import get_model_class, list_models, model_info
+from cvzoo.models.detection.darknet.darknet_detector import DarknetDetector
+from cvzoo.models.detection.darknet.train_chain import YOLOTrainChain
+from cvzoo.models.detection.faster_rcnn import torchvision_fpn, torchvision_train_chain
+from cvzoo.models.detection.faster_rcnn import train_chain as faster_rcnn_train_chain
+from cvzoo.models.detection.faster_rcnn.faster_rcnn import FasterRCNN
+from cvzoo.models.detection.faster_rcnn.fpn.faster_rcnn_fpn_resnet import FasterRCNNFPNResNet
+from cvzoo.models.detection.retinanet.retinanet import RetinaNetResNet50FPN
+from cvzoo.models.detection.retinanet.train_chain import RetinaNetTrainChain
+from cvzoo.models.detection.ssd.ssd import SSD
+from cvzoo.models.detection.ssd.train_chain import SSDTrainChain
+from cvzoo.models.segmentation.pspnet.pspnet import PSPNet
+from cvzoo.models.segmentation.pspnet.pspnet_train_chain import PSPNetTrainChain
+from cvzoo.models.segmentation.segmentation_train_chain import SegmentationTrainChain
+from cvzoo.testing import model_checks
+
+N_CLASS = 3      # classifiers and segmenters
+N_FG_CLASS = 2   # detectors
+IMAGE_SIZE = (40, 56)
+# NOTE: the detectors that resize by a shorter side get a small one, so that the
+# stand-in's CPU runs them in seconds.
+SMALL_RESIZE = {'min_size': 64, 'max_size': 96}
+BUILD_KWARGS = {
+    'faster_rcnn_vgg16': SMALL_RESIZE,
+    'faster_rcnn_fpn_resnet50': SMALL_RESIZE,
+    'faster_rcnn_fpn_resnet101': SMALL_RESIZE,
+    'fasterrcnn_resnet50_fpn': SMALL_RESIZE,
+    'retinanet_resnet50_fpn': SMALL_RESIZE,
+    'pspnet_resnet50': {'input_size': (64, 64)},
+    'pspnet_resnet101': {'input_size': (64, 64)},
+    'deeplab_v3plus_xception65': {'min_input_size': (64, 64)},
+    'espnet': {'n_class': 5},  # its decoder splits the classes into five branches
+}
+# classifiers whose layers need a given input side for training (fully connected heads)
+CLASSIFIER_INSIZE = {'vgg16': 224, 'small_cnn': 32}
+# segmenters' predict() resizes to the preset's size; a small one keeps it fast
+SEGMENTATION_SIZE = 64
+# models whose architecture comes from a Darknet cfg of their zoo entry, found in the
+# shared data's weights folder (the mirror)
+NEEDS_CFG = ('yolo_fastest', 'yolo_fastest_xl')
+
+
+def _image(seed=0):
+    return numpy.random.RandomState(seed).uniform(0, 255, (3,) + IMAGE_SIZE).astype(
+        numpy.float32)
+
+
+def _build(name, request):
+    """The model registered as ``name``, random weights, few classes, on the CPU."""
+    if name in NEEDS_CFG:
+        shared_data = request.getfixturevalue('shared_data')
+        monkeypatch = request.getfixturevalue('monkeypatch')
+        monkeypatch.setenv('CVZOO_WEIGHTS_MIRROR', str(shared_data / 'weights'))
+    task = model_info(name)['task']
+    kwargs = dict(BUILD_KWARGS.get(name, {}))
+    if task == 'detection':
+        kwargs.setdefault('n_fg_class', N_FG_CLASS)
+    else:
+        kwargs.setdefault('n_class', N_CLASS)
+    numpy.random.seed(0)
+    model = get_model_class(name)(**kwargs)
+    if task == 'semantic_segmentation' and model.preset is not None and model.resize_input:
+        model.preset = dataclasses.replace(model.preset, size=SEGMENTATION_SIZE)
+    return task, model
+
+
+def _on_cuda_1(name, request, two_gpus):
+    task, model = _build(name, request)
+    model.to_device(two_gpus[1])
+    two_gpus[0].use()
+    return task, model
+
+
+# --- training batches, one per kind of train chain ------------------------------------
+
+def _detection_target(size):
+    """One box inside an image of (H, W) ``size`` and its label."""
+    H, W = size
+    bbox = numpy.array([[0.2 * W, 0.15 * H, 0.7 * W, 0.8 * H]], numpy.float32)
+    return bbox, numpy.array([1], numpy.int32)
+
+
+def detection_train_batch(model, img):
+    """(train chain, its arguments) of one image with one box, for any detector kind."""
+    device = model.device
+    if isinstance(model, SSD):
+        x = model.prepare(img)[None]
+        bbox, label = _detection_target((model.insize, model.insize))
+        with device:
+            gt_mb_loc, gt_mb_label = model.coder.encode(device.send(bbox), device.send(label))
+            gt_mb_loc, gt_mb_label = gt_mb_loc[None], gt_mb_label[None]
+        return SSDTrainChain(model), (device.send(x), gt_mb_loc, gt_mb_label)
+    if isinstance(model, DarknetDetector):
+        x = model.prepare(img)[None]
+        bbox, label = _detection_target(x.shape[2:])
+        # boxes and labels stay on the host, as yolo_converter gives them
+        return YOLOTrainChain(model), (device.send(x), [bbox], [label])
+    if isinstance(model, (torchvision_fpn.FasterRCNNResNet50FPN, RetinaNetResNet50FPN)):
+        prepared = model.prepare(img)
+        x = model.pad_batch([prepared])
+        bbox, label = _detection_target(prepared.shape[1:])
+        arguments = (device.send(x), [device.send(bbox)], [device.send(label)])
+        if isinstance(model, RetinaNetResNet50FPN):
+            return RetinaNetTrainChain(model), arguments
+        chain = torchvision_train_chain.FasterRCNNResNet50FPNTrainChain(model, roi_n_sample=64)
+        return chain, arguments + ([prepared.shape[1:]],)
+    if isinstance(model, FasterRCNN):
+        prepared = model.prepare(img)
+        x = model._stack([prepared])
+        bbox, label = _detection_target(prepared.shape[1:])
+        arguments = (device.send(x), [device.send(bbox)], [device.send(label)])
+        if isinstance(model, FasterRCNNFPNResNet):
+            chain = faster_rcnn_train_chain.FasterRCNNFPNTrainChain(model)
+            return chain, arguments + ([prepared.shape[1:]],)
+        scales = model.input_scales([img.shape[1:]], [prepared])
+        return faster_rcnn_train_chain.FasterRCNNTrainChain(model), arguments + (scales,)
+    raise AssertionError(f'no train chain known for {type(model).__name__}; add it here')
+
+
+def segmentation_train_batch(model):
+    """(train chain, its arguments): one standardised 64 x 64 image and a random label map
+    (-1 ignored)."""
+    rng = numpy.random.RandomState(1)
+    x = rng.uniform(-1, 1, (1, 3, SEGMENTATION_SIZE, SEGMENTATION_SIZE)).astype(numpy.float32)
+    label = rng.randint(-1, model.n_class, (1, SEGMENTATION_SIZE, SEGMENTATION_SIZE))
+    chain = PSPNetTrainChain(model) if isinstance(model, PSPNet) else \
+        SegmentationTrainChain(model)
+    device = model.device
+    return chain, (device.send(x), device.send(label.astype(numpy.int32)))
+
+
+class _SoftmaxCrossEntropy:
+    """A classifier's loss, as a callable train chain (the model is the link updated)."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def __call__(self, x, t):
+        return F.softmax_cross_entropy(self.model(x), t)
+
+
+def classification_train_batch(model, name):
+    """(loss callable, its arguments): two random images and their labels."""
+    side = CLASSIFIER_INSIZE.get(name, 64)
+    x = numpy.random.RandomState(2).uniform(-1, 1, (2, 3, side, side)).astype(numpy.float32)
+    t = numpy.array([0, N_CLASS - 1], numpy.int32)
+    return _SoftmaxCrossEntropy(model), (model.device.send(x), model.device.send(t))
+
+
+def train_batch(task, name, model):
+    """(callable giving the loss, the link to update, its arguments) of one step."""
+    if task == 'classification':
+        loss_of, arguments = classification_train_batch(model, name)
+        return loss_of, model, arguments
+    if task == 'detection':
+        chain, arguments = detection_train_batch(model, _image())
+    else:
+        chain, arguments = segmentation_train_batch(model)
+    chain.to_device(model.device)
+    return chain, chain, arguments
+
+
+def train_step(task, name, model):
+    """One forward, backward and SGD update; returns the loss and the link updated."""
+    loss_of, link, arguments = train_batch(task, name, model)
+    optimizer = optimizers.SGD(lr=0.01)
+    optimizer.setup(link)
+    link.cleargrads()
+    loss = loss_of(*arguments)
+    loss.backward()
+    optimizer.update()
+    return loss, link
+
+
+# --- the tests ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize('name', list_models())
+def test_predict_on_the_second_gpu(name, request, two_gpus):
+    task, model = _on_cuda_1(name, request, two_gpus)
+    imgs = [_image()]
+    if task == 'classification':
+        model_checks.assert_is_classification_model(model, imgs, N_CLASS)
+    elif task == 'detection':
+        model_checks.assert_is_detection_model(model, imgs, N_FG_CLASS)
+    else:
+        model_checks.assert_is_semantic_segmentation_model(model, imgs, model.n_class)
+    assert backend.get_device_from_array(numpy.zeros(1)).kind == 'cpu'
+    assert all(param.device == two_gpus[1] for param in model.params())
+
+
+@pytest.mark.parametrize('name', list_models())
+def test_training_step_on_the_second_gpu(name, request, two_gpus):
+    task, model = _on_cuda_1(name, request, two_gpus)
+    before = {path: backend.to_numpy(param.array) for path, param in model.namedparams()}
+    loss, link = train_step(task, name, model)
+    assert backend.get_device_from_array(loss.array) == two_gpus[1]
+    assert numpy.isfinite(backend.to_numpy(loss.array))
+    moved = [path for path, param in model.namedparams() if param.device != two_gpus[1]
+             or (param.grad is not None
+                 and backend.get_device_from_array(param.grad) != two_gpus[1])]
+    assert moved == [], f'parameters that left cuda:1: {moved[:5]}'
+    params = dict(model.namedparams())
+    with_grad = [path for path, param in params.items()
+                 if param.grad is not None and backend.to_numpy(param.grad).any()]
+    changed = [path for path in with_grad
+               if not numpy.array_equal(before[path], backend.to_numpy(params[path].array))]
+    assert with_grad, 'no parameter got a gradient'
+    assert len(changed) >= 0.9 * len(with_grad), \
+        f'{len(with_grad) - len(changed)} parameters with a gradient did not change'
