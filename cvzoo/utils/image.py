@@ -26,9 +26,14 @@ _WIDE_GREY_MODES = ('I', 'I;16', 'I;16B', 'I;16L', 'I;16N')
 
 def _open(path: PathLike) -> Image.Image:
     """Open and fully decode ``path``; errors name the file."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f'path: expected a str or os.PathLike, got {type(path).__name__}')
     path = os.fspath(path)
     if not os.path.exists(path):
         raise FileNotFoundError(errno.ENOENT, 'image file not found', path)
+    if not os.path.isfile(path) and not os.path.isdir(path):
+        # NOTE: a FIFO or a device would block or never end in Image.open.
+        raise errors.CorruptFileError(f'{path}: not a regular file (a pipe or a device?)')
     try:
         pil_img = Image.open(path)
         pil_img.load()
@@ -158,6 +163,9 @@ def write_image(img, path: PathLike) -> None:
     if image_format is None:
         raise ValueError(f'path: expected a known image extension (.png, .jpg, ...), got {path}')
     pil_img = _chw_to_pil(img)
+    if not path.parent.is_dir():
+        raise FileNotFoundError(errno.ENOENT, 'path: the folder to write into does not exist',
+                                str(path))
     fd, tmp_name = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp', dir=path.parent)
     try:
         with os.fdopen(fd, 'wb') as f:
