@@ -66,6 +66,12 @@ def _check_entries(json_path, entries, kind, fields):
         if 'id' in entry:
             _check(isinstance(entry['id'], int) and not isinstance(entry['id'], bool),
                    json_path, where, 'id', f'expected an integer, got {entry["id"]!r}')
+    if kind != 'annotation':
+        ids = collections.Counter(entry.get('id') for entry in entries)
+        repeated = sorted(i for i, count in ids.items() if count > 1 and i is not None)
+        if repeated:
+            _check(False, json_path, f'{kind} {repeated[0]}', 'id',
+                   f'ids {repeated[:5]} are each used by more than one {kind}')
 
 
 class COCOAnnotations:
@@ -82,7 +88,7 @@ class COCOAnnotations:
         try:
             with open(self.json_path) as f:
                 data = json.load(f)
-        except json.JSONDecodeError as error:
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
             raise errors.CorruptFileError(f'{self.json_path}: not valid json ({error})') from None
         _check(isinstance(data, dict), self.json_path, 'top level', 'images',
                'expected an object with images, annotations and categories')
@@ -138,6 +144,14 @@ class COCOAnnotations:
             bbox[k] = (box[0], box[1], box[0] + box[2], box[1] + box[3])
             label[k] = self.label_of[ann['category_id']]
         if 'width' in record and 'height' in record:
+            outside = numpy.flatnonzero((bbox[:, 0] >= record['width'])
+                                        | (bbox[:, 1] >= record['height'])
+                                        | (bbox[:, 2] <= 0) | (bbox[:, 3] <= 0))
+            if len(outside):
+                ann = anns[int(outside[0])]
+                _check(False, self.json_path, f'annotation {ann.get("id")}', 'bbox',
+                       f'{ann["bbox"]} lies wholly outside the {record["width"]}x'
+                       f'{record["height"]} image')
             bbox[:, 0::2] = numpy.clip(bbox[:, 0::2], 0, record['width'])
             bbox[:, 1::2] = numpy.clip(bbox[:, 1::2], 0, record['height'])
         crowd = numpy.array([bool(a.get('iscrowd', 0)) for a in anns], bool)

@@ -16,8 +16,8 @@ from cvzoo.utils import image
 
 def _field(element, path, xml_path):
     found = element.find(path)
-    if found is None or found.text is None:
-        raise errors.CorruptFileError(f'{xml_path}: missing field <{path}>')
+    if found is None or found.text is None or not found.text.strip():
+        raise errors.AnnotationError(f'{xml_path}: missing or empty field <{path}>')
     return found.text.strip()
 
 
@@ -26,7 +26,7 @@ def _number(element, path, xml_path):
     try:
         return float(text)
     except ValueError:
-        raise errors.CorruptFileError(
+        raise errors.AnnotationError(
             f'{xml_path}: field <{path}> must be a number, got {text!r}') from None
 
 
@@ -50,8 +50,11 @@ def parse_voc_xml(xml_path):
     names, boxes, difficult = [], [], []
     for index, obj in enumerate(root.findall('object')):
         names.append(_field(obj, 'name', xml_path))
-        difficult.append(obj.find('difficult') is not None
-                         and _field(obj, 'difficult', xml_path) == '1')
+        flag = '0' if obj.find('difficult') is None else _field(obj, 'difficult', xml_path)
+        if flag not in ('0', '1'):
+            raise errors.AnnotationError(f'{xml_path}: object {index} ({names[-1]!r}) has '
+                                         f'<difficult> {flag!r}, expected 0 or 1')
+        difficult.append(flag == '1')
         box = [_number(obj, f'bndbox/{key}', xml_path)
                for key in ('xmin', 'ymin', 'xmax', 'ymax')]
         if not all(math.isfinite(value) for value in box):
@@ -67,7 +70,7 @@ def parse_voc_xml(xml_path):
     bbox[:, :2] -= 1
     bad = numpy.flatnonzero((bbox[:, 2] < bbox[:, 0]) | (bbox[:, 3] < bbox[:, 1]))
     if len(bad):
-        raise errors.CorruptFileError(f'{xml_path}: object {int(bad[0])} has <bndbox> with '
+        raise errors.AnnotationError(f'{xml_path}: object {int(bad[0])} has <bndbox> with '
                                       f'xmax < xmin or ymax < ymin: {boxes[int(bad[0])]}')
     if size is not None:
         check_inside_image(xml_path, names, bbox, size)
@@ -165,7 +168,7 @@ class VOCBboxDataset(dataset_mixin.DatasetMixin):
         names, bbox, difficult, _ = parse_voc_xml(xml_path)
         unknown = [name for name in names if name not in self._label_of]
         if unknown:
-            raise errors.CorruptFileError(f'{xml_path}: field <name> {unknown[0]!r} is not '
+            raise errors.AnnotationError(f'{xml_path}: field <name> {unknown[0]!r} is not '
                                           f'one of label_names')
         label = numpy.array([self._label_of[name] for name in names], numpy.int32)
         img = image.read_image(self.data_dir / 'JPEGImages' / f'{self.ids[i]}.jpg')
