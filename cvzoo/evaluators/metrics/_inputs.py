@@ -39,6 +39,9 @@ def check_finite(name, values):
     """Check that no array holds NaN or infinity (a NaN box compares False with every
     threshold, so it would claim a ground truth or escape every filter)."""
     for i, value in enumerate(values):
+        if value.dtype.kind not in 'biuf':
+            raise TypeError(f'{name}[{i}]: expected numbers, got an array of dtype {value.dtype} '
+                            f'(image {i})')
         bad = ~numpy.isfinite(value)
         if bad.any():
             row = int(numpy.argwhere(bad)[0][0])

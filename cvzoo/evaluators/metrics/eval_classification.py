@@ -28,6 +28,13 @@ def eval_classification(pred_scores, gt_labels, top_k=(1, 5)):
     if labels.size and labels.max() >= scores.shape[1]:
         raise ValueError(f'gt_labels: expected classes < {scores.shape[1]} (the columns of '
                          f'pred_scores), got {int(labels.max())}')
+    if labels.size and labels.min() < -1:
+        raise ValueError(f'gt_labels: expected classes >= 0, or -1 for an ignored example, got '
+                         f'{int(labels.min())}')
+    if numpy.isnan(scores).any():
+        # NOTE: NaN compares False with every score, so it would rank every class first.
+        raise ValueError(f'pred_scores: expected numbers, got NaN in row '
+                         f'{int(numpy.argwhere(numpy.isnan(scores))[0][0])}')
     keep = labels >= 0
     scores, labels = scores[keep], labels[keep]
     true_score = scores[numpy.arange(len(labels)), labels][:, None]

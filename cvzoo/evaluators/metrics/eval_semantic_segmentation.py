@@ -30,8 +30,16 @@ def calc_semantic_segmentation_confusion(pred_labels, gt_labels):
         gt_label = next(gt_iter, None)
         if gt_label is None:
             raise ValueError(f'gt_labels: has fewer images ({index}) than pred_labels')
-        pred_label = numpy.asarray(pred_label).astype(numpy.int64, copy=False)
-        gt_label = numpy.asarray(gt_label).astype(numpy.int64, copy=False)
+        pred_label, gt_label = numpy.asarray(pred_label), numpy.asarray(gt_label)
+        for name, value in (('pred_labels', pred_label), ('gt_labels', gt_label)):
+            if value.dtype.kind not in 'biuf':
+                raise TypeError(f'{name}[{index}]: expected an array of classes, got dtype '
+                                f'{value.dtype}')
+            if value.dtype.kind == 'f' and (value != numpy.trunc(value)).any():
+                raise ValueError(f'{name}[{index}]: expected whole-number classes, got '
+                                 f'{value[value != numpy.trunc(value)][0]}')
+        pred_label = pred_label.astype(numpy.int64, copy=False)
+        gt_label = gt_label.astype(numpy.int64, copy=False)
         if pred_label.ndim != 2 or pred_label.shape != gt_label.shape:
             raise ValueError(f'pred_labels[{index}]: expected an (H, W) array of the shape of '
                              f'gt_labels[{index}] {gt_label.shape}, got {pred_label.shape}')
