@@ -58,6 +58,12 @@ def test_empty_lists_give_nan_not_an_error():
     assert numpy.isnan(result['map/iou=0.50:0.95/area=all/max_dets=100'])
 
 
+def test_nan_class_scores_are_never_a_hit():
+    scores = numpy.array([[numpy.nan] * 3, [0.1, numpy.nan, 0.2]])
+    result = eval_classification(scores, numpy.array([0, 2]), top_k=(1, 3))
+    assert result == {'top1': 0.5, 'top3': 0.5}
+
+
 OTHER = {
     'classification_scores_1d': (lambda: eval_classification(numpy.zeros(3), numpy.zeros(3)),
                                  'pred_scores'),
@@ -68,9 +74,6 @@ OTHER = {
     'classification_top_k_zero': (
         lambda: eval_classification(numpy.zeros((2, 3)), numpy.array([0, 1]), top_k=(0,)),
         'top_k'),
-    'classification_nan_scores': (
-        lambda: eval_classification(numpy.full((2, 3), numpy.nan), numpy.array([0, 1])),
-        'pred_scores'),
     'classification_label_below_minus_one': (
         lambda: eval_classification(numpy.zeros((2, 3)), numpy.array([0, -5])), 'gt_labels'),
     'segmentation_huge_label': (

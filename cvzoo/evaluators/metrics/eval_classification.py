@@ -31,10 +31,6 @@ def eval_classification(pred_scores, gt_labels, top_k=(1, 5)):
     if labels.size and labels.min() < -1:
         raise ValueError(f'gt_labels: expected classes >= 0, or -1 for an ignored example, got '
                          f'{int(labels.min())}')
-    if numpy.isnan(scores).any():
-        # NOTE: NaN compares False with every score, so it would rank every class first.
-        raise ValueError(f'pred_scores: expected numbers, got NaN in row '
-                         f'{int(numpy.argwhere(numpy.isnan(scores))[0][0])}')
     keep = labels >= 0
     scores, labels = scores[keep], labels[keep]
     true_score = scores[numpy.arange(len(labels)), labels][:, None]
@@ -43,6 +39,9 @@ def eval_classification(pred_scores, gt_labels, top_k=(1, 5)):
     # of a smaller class id, so the result does not depend on a sort's tie order.
     ahead = (scores > true_score) | ((scores == true_score) & (column < labels[:, None]))
     rank = ahead.sum(axis=1)
+    # NOTE: a NaN compares False with every score, so a NaN true score would rank first;
+    # it is never a hit (training reports accuracy on NaN outputs before it stops).
+    rank[numpy.isnan(true_score[:, 0])] = scores.shape[1]
     result = {}
     for k in top_k:
         if int(k) < 1:
