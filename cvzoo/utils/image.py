@@ -9,7 +9,9 @@ when the file is missing (FileNotFoundError) or is not a readable image
 import errno
 import os
 import pathlib
+import struct
 import tempfile
+import zlib
 from typing import Union
 
 import numpy
@@ -42,7 +44,45 @@ def _open(path: PathLike) -> Image.Image:
             raise
         raise errors.CorruptFileError(
             f'{path}: not a readable image (truncated or corrupt): {exc}') from exc
+    if pil_img.format == 'PNG':
+        _check_png_rows(path)
     return pil_img
+
+
+_PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}  # by colour type
+
+
+def _check_png_rows(path):
+    """Refuse a PNG whose image data holds fewer rows than its header says.
+
+    Pillow stops at the end of the zlib stream and fills missing rows with zeros, so a
+    PNG cut inside its data, then closed properly, reads as an image with a black band.
+    Interlaced and animated PNGs are not checked.
+    """
+    with open(path, 'rb') as file:
+        data = file.read()
+    chunks, offset = {}, 8
+    while offset + 8 <= len(data):
+        length, kind = struct.unpack('>I4s', data[offset:offset + 8])
+        chunks.setdefault(kind, []).append(data[offset + 8:offset + 8 + length])
+        offset += 12 + length
+    header = chunks.get(b'IHDR', [b''])[0]
+    if len(header) != 13 or b'acTL' in chunks:
+        return
+    width, height, bit_depth, color_type, _, _, interlace = struct.unpack('>IIBBBBB', header)
+    if interlace or color_type not in _PNG_CHANNELS:
+        return
+    row_bytes = 1 + (width * bit_depth * _PNG_CHANNELS[color_type] + 7) // 8
+    expected = height * row_bytes
+    try:
+        size = len(zlib.decompressobj().decompress(b''.join(chunks.get(b'IDAT', [])),
+                                                   expected + 1))
+    except zlib.error:
+        return  # Pillow read it; its own decoder is the judge of the stream itself
+    if size < expected:
+        raise errors.CorruptFileError(
+            f'{path}: truncated PNG: its image data holds {size // row_bytes} of '
+            f'{height} rows')
 
 
 def _wide_grey_to_8bit(pil_img: Image.Image) -> numpy.ndarray:

@@ -92,8 +92,6 @@ def test_bad_image_file_is_named(tmp_path, case):
     assert name in str(info.value)
 
 
-@pytest.mark.xfail(strict=True, reason='Pillow ends a PNG at the end of its zlib stream and '
-                   'fills the missing rows with zeros; not detected yet')
 def test_short_png_data_is_not_read_as_black(tmp_path):
     """The IDAT stream of this PNG ends after half the rows; Pillow fills the rest."""
     rows = b''.join(b'\0' + bytes([200]) * 12 for _ in range(4))
