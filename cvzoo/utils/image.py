@@ -44,9 +44,14 @@ def _open(path: PathLike) -> Image.Image:
             raise
         raise errors.CorruptFileError(
             f'{path}: not a readable image (truncated or corrupt): {exc}') from exc
-    if pil_img.format == 'PNG':
-        _check_png_rows(path)
+    if pil_img.format == 'PNG' and not _last_row(pil_img).any():
+        _check_png_rows(path)  # missing rows read as zeros: only then worth a look
     return pil_img
+
+
+def _last_row(pil_img):
+    width, height = pil_img.size
+    return numpy.asarray(pil_img.crop((0, height - 1, width, height)))
 
 
 _PNG_CHANNELS = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}  # by colour type
