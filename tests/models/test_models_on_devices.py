@@ -12,6 +12,11 @@ Each entry of ``list_models()`` is built with random weights and few classes, mo
 A new registration is tested here without being listed; only the inputs of models
 that refuse the defaults are set below. The tests need two GPUs: run them with
 ``pytest --fake-cuda`` (the CuPy stand-in) or on a machine with two.
+
+The host-sync budgets of DESIGN.md are checked on the stand-in, which counts them: at
+most 3 per training iteration besides reading the loss (ssd_tiny, on SSD300's code
+path; Faster R-CNN VGG16; YOLOv3; SegNet; the second iteration is counted) and a
+handful per predicted image. A failure lists the call sites.
 """
 
 import dataclasses
@@ -230,3 +235,43 @@ def test_training_step_on_the_second_gpu(name, request, two_gpus):
     assert with_grad, 'no parameter got a gradient'
     assert len(changed) >= 0.9 * len(with_grad), \
         f'{len(with_grad) - len(changed)} parameters with a gradient did not change'
+
+
+# --- host-sync budgets ----------------------------------------------------------------
+
+TRAIN_BUDGET = 3
+PREDICT_BUDGET = 6
+
+
+def _report(syncs):
+    return '\n'.join(f'{count} x {kind} at {site}' for (kind, site), count in
+                     sorted(syncs.items(), key=lambda item: -item[1]))
+
+
+@pytest.mark.parametrize('name', ['ssd_tiny', 'faster_rcnn_vgg16', 'yolov3',
+                                  'segnet_basic'])
+def test_training_iteration(name, request, two_gpus, stand_in):
+    task, model = _on_cuda_1(name, request, two_gpus)
+    loss_of, link, arguments = train_batch(task, name, model)
+    optimizer = optimizers.SGD(lr=0.01)
+    optimizer.setup(link)
+    for _ in range(2):
+        with stand_in.count_syncs() as syncs:
+            link.cleargrads()
+            loss = loss_of(*arguments)
+            loss.backward()
+            optimizer.update()
+    assert sum(syncs.values()) <= TRAIN_BUDGET, _report(syncs)
+    with stand_in.count_syncs() as syncs:
+        float(loss.array)
+    assert sum(syncs.values()) == 1
+
+
+@pytest.mark.parametrize('name', ['ssd_tiny', 'faster_rcnn_vgg16', 'yolov3',
+                                  'segnet_basic'])
+def test_predict_per_image(name, request, two_gpus, stand_in):
+    _, model = _on_cuda_1(name, request, two_gpus)
+    model.predict([_image()])
+    with stand_in.count_syncs() as syncs:
+        model.predict([_image(1)])
+    assert sum(syncs.values()) <= PREDICT_BUDGET, _report(syncs)

@@ -128,26 +128,24 @@ class Detector:
 def to_host(*arrays):
     """Copy arrays of one device to the host in one transfer (one host sync on a GPU).
 
-    The arrays, each of length P along its first axis, travel as the columns of one
-    float64 array and come back in their own dtypes: exact for float32/float64 values
-    and for integers below 2 ** 53. NumPy arrays are returned as they are.
+    The arrays, of any shapes, travel flattened and concatenated in one float64 array
+    and come back in their own shapes and dtypes: exact for float32/float64 values, bools
+    and integers below 2 ** 53. NumPy arrays are returned as they are.
 
     Returns:
         tuple of NumPy arrays, in the order given.
 
-    >>> a, b = to_host(numpy.arange(3), numpy.ones((3, 4), numpy.float32))
+    >>> a, b = to_host(numpy.arange(3), numpy.ones((2, 4), numpy.float32))
     >>> a.dtype, b.shape
-    (dtype('int64'), (3, 4))
+    (dtype('int64'), (2, 4))
     """
     xp = backend.get_array_module(*arrays)
     if xp is numpy:
         return arrays
-    n = len(arrays[0])
-    columns = [array.reshape(n, int(numpy.prod(array.shape[1:]))).astype(xp.float64)
-               for array in arrays]
-    packed = backend.to_numpy(xp.concatenate(columns, axis=1))
-    bounds = numpy.cumsum([0] + [column.shape[1] for column in columns])
-    return tuple(packed[:, bounds[i]:bounds[i + 1]].reshape(array.shape).astype(array.dtype)
+    packed = backend.to_numpy(xp.concatenate([array.astype(xp.float64).reshape(-1)
+                                               for array in arrays]))
+    bounds = numpy.cumsum([0] + [array.size for array in arrays])
+    return tuple(packed[bounds[i]:bounds[i + 1]].reshape(array.shape).astype(array.dtype)
                  for i, array in enumerate(arrays))
 
 

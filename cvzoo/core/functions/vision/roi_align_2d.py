@@ -59,7 +59,12 @@ def make_plan(x_shape, rois, roi_indices, outsize, spatial_scale, sampling_ratio
     count = xp.maximum(n_sample[:, 0] * n_sample[:, 1], 1)[:, None, None]
     base = (roi_indices.astype(numpy.intp) * (h * w))[:, None, None]
     bins = [xp.arange(k, dtype=numpy.float64)[None, :] for k in outsize]
-    max_y, max_x = [int(n_sample[:, i].max()) if len(rois) else 0 for i in (0, 1)]
+    if not len(rois):
+        max_y = max_x = 0
+    elif sampling_ratio is not None and sampling_ratio > 0:
+        max_y = max_x = int(sampling_ratio)  # known without reading the device
+    else:
+        max_y, max_x = roi_arguments.read_ints(n_sample[:, 0].max(), n_sample[:, 1].max())
     # NOTE: sample (iy, ix) of a bin reads the 2 x 2 corners (y tap) x (x tap), and its
     # weight factors as weight_y * weight_x, so the plan is the product of the per-axis
     # taps of all samples (weights of samples a RoI does not use are 0).

@@ -9,8 +9,26 @@ from cvzoo.core import variable as variable_module
 from cvzoo.core.functions.pooling import window_2d
 
 
-def check_roi_arguments(what, x, rois, roi_indices, outsize, spatial_scale):
+def read_ints(*scalars):
+    """0-d integer arrays of one device as Python ints, read in one transfer (one host
+    sync on a GPU, however many they are)."""
+    xp = backend.get_array_module(*scalars)
+    return [int(value) for value in backend.to_numpy(xp.stack(scalars)).tolist()]
+
+
+def check_index_range(what, low, high, n_image):
+    """Raise ValueError unless the RoI batch indexes ``low`` .. ``high`` lie in [0, n_image)."""
+    if low < 0 or high >= n_image:
+        raise ValueError(f'{what}: roi_indices must lie in [0, {n_image}) (the batch), got '
+                         f'[{low}, {high}]')
+
+
+def check_roi_arguments(what, x, rois, roi_indices, outsize, spatial_scale, check_range=True):
     """Validate the common RoI arguments; return ``(rois, roi_indices, outsize)`` as arrays.
+
+    ``check_range=False`` leaves the range of ``roi_indices`` to the caller, which reads it
+    together with what else it reads from the device (:func:`read_ints`,
+    :func:`check_index_range`).
 
     Raises:
         ValueError, TypeError: naming the argument, what was expected and what came.
@@ -25,10 +43,8 @@ def check_roi_arguments(what, x, rois, roi_indices, outsize, spatial_scale):
         raise ValueError(
             f'{what}: roi_indices must be ({rois.shape[0]},) int, got {roi_indices.shape} '
             f'{roi_indices.dtype}')
-    if len(roi_indices) and (int(roi_indices.min()) < 0
-                             or int(roi_indices.max()) >= x.shape[0]):
-        raise ValueError(f'{what}: roi_indices must lie in [0, {x.shape[0]}) (the batch), got '
-                         f'[{int(roi_indices.min())}, {int(roi_indices.max())}]')
+    if check_range and len(roi_indices):
+        check_index_range(what, *read_ints(roi_indices.min(), roi_indices.max()), x.shape[0])
     outsize = window_2d.pair(outsize, 'outsize')
     if min(outsize) < 1:
         raise ValueError(f'{what}: outsize must be >= 1, got {outsize}')

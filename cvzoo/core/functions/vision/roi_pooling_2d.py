@@ -45,8 +45,13 @@ class RoIPooling2D(function_node.FunctionNode):
         # backward may follow; inference skips that bookkeeping, half the work.
         track = config_module.config.enable_backprop
         base = self.roi_indices[:, None, None] * (h * w)
-        span_y = int((y_end - y_start).max()) if n_roi else 0
-        span_x = int((x_end - x_start).max()) if n_roi else 0
+        span_y = span_x = 0
+        if n_roi:
+            # NOTE: one read for the loop's extent and the range check of roi_indices
+            span_y, span_x, low, high = roi_arguments.read_ints(
+                (y_end - y_start).max(), (x_end - x_start).max(), self.roi_indices.min(),
+                self.roi_indices.max())
+            roi_arguments.check_index_range('roi_pooling_2d', low, high, x.shape[0])
         step_dtype = numpy.int16 if span_y * span_x < 2 ** 15 else numpy.int32
         step_won = xp.full(best.shape, -1, dtype=step_dtype) if track else None
         for step, (dy, dx) in enumerate(itertools.product(range(span_y), range(span_x))):
@@ -94,7 +99,10 @@ class _RoIPooling2DGrad(function_node.FunctionNode):
         n, c, h, w = self.x_shape
         won = self.target >= 0
         gx_rows = xp.zeros(n * h * w * c, dtype=gy.dtype)
-        xp.add.at(gx_rows, self.target[won], gy.transpose(0, 2, 3, 1)[won])
+        # NOTE: bins nobody won add a 0 to row 0 instead of being masked out (a boolean
+        # mask would read the device back)
+        xp.add.at(gx_rows, xp.where(won, self.target, 0),
+                  xp.where(won, gy.transpose(0, 2, 3, 1), 0))
         return roi_arguments.rows_to_map(xp, gx_rows, self.x_shape),
 
     def backward(self, indexes, grad_outputs):
@@ -147,6 +155,7 @@ def roi_pooling_2d(x, rois, roi_indices, outsize, spatial_scale):
     array([[ 5.,  7.],
            [13., 15.]], dtype=float32)
     """
+    # NOTE: the range of roi_indices is checked in forward, read with the bins' extent
     rois, roi_indices, outsize = roi_arguments.check_roi_arguments(
-        'roi_pooling_2d', x, rois, roi_indices, outsize, spatial_scale)
+        'roi_pooling_2d', x, rois, roi_indices, outsize, spatial_scale, check_range=False)
     return RoIPooling2D(rois, roi_indices, outsize, spatial_scale).apply((x,))[0]

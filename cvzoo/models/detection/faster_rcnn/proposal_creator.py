@@ -1,6 +1,9 @@
 """ProposalCreator: RPN outputs -> RoIs (Ren et al., NeurIPS 2015, section 3.1.2)."""
 
+import numpy
+
 from cvzoo.core import backend, config
+from cvzoo.models.detection import detector
 from cvzoo.models.detection.faster_rcnn import bbox_coder
 from cvzoo.utils import nms
 
@@ -51,11 +54,15 @@ class ProposalCreator:
         roi = bbox_coder.loc2bbox(anchor, loc)
         roi = xp.clip(roi, 0, xp.asarray([W, H, W, H], dtype=roi.dtype))
         size = roi[:, 2:] - roi[:, :2]
-        keep = xp.nonzero((size >= self.min_size * scale).all(axis=1))[0]
-        roi, score = roi[keep], score[keep]
-        order = xp.argsort(-score, kind='stable')
+        large = (size >= self.min_size * scale).all(axis=1)
+        # NOTE: the selection and the NMS run on the host, after one transfer: their
+        # sizes depend on the data, and each would cost a host sync on a GPU
+        host_roi, host_score, large = detector.to_host(roi, score, large)
+        keep = numpy.nonzero(large)[0]
+        host_roi, host_score = host_roi[keep], host_score[keep]
+        order = numpy.argsort(-host_score, kind='stable')
         if n_pre_nms > 0:
             order = order[:n_pre_nms]
-        roi = roi[order]
-        kept = nms.non_maximum_suppression(roi, self.nms_thresh, limit=n_post_nms)
-        return roi[kept]
+        host_roi = host_roi[order]
+        kept = nms.non_maximum_suppression(host_roi, self.nms_thresh, limit=n_post_nms)
+        return backend.on_device_of(host_roi[kept], roi)

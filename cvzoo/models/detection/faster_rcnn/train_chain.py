@@ -11,7 +11,9 @@ import numpy
 
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
+from cvzoo.core import backend
 from cvzoo.core.training import reporter
+from cvzoo.models.detection import detector
 from cvzoo.models.detection.faster_rcnn.anchor_target_creator import AnchorTargetCreator
 from cvzoo.models.detection.faster_rcnn.proposal_target_creator import ProposalTargetCreator
 
@@ -29,6 +31,13 @@ def _class_loc(roi_cls_loc, label, n_class):
     return flat[xp.arange(len(label)) * n_class + label]
 
 
+def _on_host(anchor, rois, roi_indices, bboxes, labels):
+    """The arrays, and the per-image lists of arrays, read back to the host at once."""
+    arrays = detector.to_host(anchor, rois, roi_indices, *bboxes, *labels)
+    B = len(bboxes)
+    return arrays[0], arrays[1], arrays[2], list(arrays[3:3 + B]), list(arrays[3 + B:])
+
+
 def _as_batch(imgs, bboxes, labels, xp):
     bboxes = [xp.asarray(bbox, numpy.float32).reshape(-1, 4) for bbox in bboxes]
     labels = [xp.asarray(label, numpy.int32).reshape(-1) for label in labels]
@@ -44,9 +53,8 @@ class _TrainChainBase(L.Chain):
         with self.init_scope():
             self.model = model
 
-    def _head_samples(self, rois, roi_indices, bboxes, labels):
+    def _head_samples(self, xp, rois, roi_indices, bboxes, labels):
         """Sample the RoIs of every image; concatenated samples, targets, image index."""
-        xp = self.xp
         model = self.model
         samples, locs, gt_labels, indices = [], [], [], []
         for i, (bbox, label) in enumerate(zip(bboxes, labels)):  # NOTE: per image, a handful
@@ -104,19 +112,27 @@ class FasterRCNNTrainChain(_TrainChainBase):
             Variable: the 0-d loss.
         """
         model = self.model
-        bboxes, labels = _as_batch(imgs, bboxes, labels, self.xp)
         img_size = imgs.shape[2:]
         features = model.extractor(imgs)
         rpn_locs, rpn_scores, rois, roi_indices, anchor = model.rpn(features, img_size, scales)
+        # NOTE: the targets are drawn on the host, as ChainerCV draws them, after one
+        # transfer of what they need; they go back to the device once made.
+        anchor, rois, roi_indices, bboxes, labels = _on_host(
+            anchor, rois, roi_indices, *_as_batch(imgs, bboxes, labels, self.xp))
         targets = [self.anchor_target_creator(bbox, anchor, img_size) for bbox in bboxes]
-        gt_rpn_loc = self.xp.concatenate([loc for loc, _ in targets])
-        gt_rpn_label = self.xp.concatenate([label for _, label in targets])
+        gt_rpn_loc = numpy.concatenate([loc for loc, _ in targets])
+        gt_rpn_label = numpy.concatenate([label for _, label in targets])
         sample_roi, gt_roi_loc, gt_roi_label, sample_index = self._head_samples(
-            rois, roi_indices, bboxes, labels)
-        roi_cls_loc, roi_score = model.head(features, sample_roi, sample_index)
+            numpy, rois, roi_indices, bboxes, labels)
         rpn_weight = (gt_rpn_label > 0).astype(numpy.float32) / max(
             int((gt_rpn_label >= 0).sum()), 1)
         roi_weight = (gt_roi_label > 0).astype(numpy.float32) / max(len(gt_roi_label), 1)
+        (gt_rpn_loc, gt_rpn_label, sample_roi, gt_roi_loc, gt_roi_label, sample_index,
+         rpn_weight, roi_weight) = (
+            backend.to_device(array, self.device) for array in (
+                gt_rpn_loc, gt_rpn_label, sample_roi, gt_roi_loc, gt_roi_label,
+                sample_index, rpn_weight, roi_weight))
+        roi_cls_loc, roi_score = model.head(features, sample_roi, sample_index)
         roi_loc = _class_loc(roi_cls_loc, gt_roi_label, model.head.n_class)
         return self._report({
             'rpn_loc': _loc_loss(F.reshape(rpn_locs, (-1, 4)), gt_rpn_loc, rpn_weight,
@@ -178,7 +194,7 @@ class FasterRCNNFPNTrainChain(_TrainChainBase):
         rpn_weight = xp.concatenate([(label >= 0).astype(numpy.float32) / max(
             int((label >= 0).sum()), 1) for _, label in targets])
         sample_roi, gt_roi_loc, gt_roi_label, sample_index = self._head_samples(
-            rois, roi_indices, bboxes, labels)
+            xp, rois, roi_indices, bboxes, labels)
         head_locs, head_confs = model.head(hs, sample_roi, sample_index)
         counts = xp.bincount(sample_index, minlength=len(imgs)).astype(numpy.float32)
         head_weight = 1 / counts[sample_index]
