@@ -264,9 +264,19 @@ def _method(name, sync=None):
     return method
 
 
+def _defers(self, other):
+    """Whether ``other`` takes the operator over, as CuPy lets a type of higher
+    ``__array_priority__`` (a Variable, say) do."""
+    if isinstance(other, (ndarray, numpy.ndarray, numpy.generic, int, float, complex, bool)):
+        return False
+    return (isinstance(other, (list, tuple))
+            or getattr(other, '__array_ufunc__', 0) is None
+            or getattr(other, '__array_priority__', 0.0) > self.__array_priority__)
+
+
 def _binary(ufunc, reflected=False):
     def operator(self, other):
-        if isinstance(other, (list, tuple)):
+        if _defers(self, other):
             return NotImplemented
         inputs = (other, self) if reflected else (self, other)
         return _ufunc_call(ufunc, '__call__', inputs, {})
@@ -528,6 +538,17 @@ for _name in _ARRAY_FUNCTIONS:
     _FUNCTIONS[_name] = _function(_name)
 for _name in ('nonzero', 'flatnonzero', 'argwhere', 'unique', 'compress', 'extract'):
     _FUNCTIONS[_name] = _function(_name, sync=_name)
+_where_of_three = _FUNCTIONS['where']
+
+
+def where(condition, *values):
+    """``where(c, x, y)`` chooses on the device; ``where(c)`` is ``nonzero`` (a sync)."""
+    if not values:
+        _record_sync('nonzero')
+    return _where_of_three(condition, *values)
+
+
+_FUNCTIONS['where'] = where
 for _name in ('array_equal', 'array_equiv', 'allclose'):
     _FUNCTIONS[_name] = _function(
         _name, numpy_function=lambda *a, _f=getattr(numpy, _name), **k: numpy.asarray(_f(*a, **k)))
