@@ -146,6 +146,9 @@ def build_model_proto(model, example_input, opset=17):
     single = len(graph.outputs) == 1
     outputs = []
     for i, y in enumerate(graph.outputs):
+        if not exporter.batched.get(id(y.node)):
+            raise ValueError(f'to_onnx: output {i} of {_model_name(model)} does not depend on '
+                             'the input (it was computed outside the recorded graph)')
         name = builder.reserve('output' if single else f'output_{i}')
         builder.node('Identity', [exporter.name_of(y.node)], [name])
         outputs.append(_value_info(helper, name, y.node, exporter.batched.get(id(y.node))))
