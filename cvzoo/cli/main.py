@@ -3,6 +3,7 @@
     cvzoo models [--task TASK] [--markdown]
     cvzoo download MODEL KEY [--forget]
     cvzoo predict IMAGE... --model NAME --pretrained-model KEY [--device D] [--topk K] [--out PNG]
+    cvzoo export MODEL --pretrained-model KEY --format onnx --out FILE [--size H W]
 """
 
 import argparse
@@ -58,6 +59,9 @@ def _parser():
                          help='detection score threshold (default: the visualize preset)')
     predict.add_argument('--out', help='write a picture of the result (PNG); with several '
                          'images, a folder')
+    from cvzoo.cli import export
+
+    export.add_parser(sub)
     return parser
 
 
@@ -70,10 +74,11 @@ def main(argv=None):
     its traceback.
     """
     args = _parser().parse_args(argv)
-    from cvzoo.cli import commands
+    from cvzoo.cli import commands, export
 
+    handlers = {**commands.COMMANDS, 'export': export.export_command}
     try:
-        return commands.COMMANDS[args.command](args)
+        return handlers[args.command](args)
     except (errors.CvzooError, argparse.ArgumentError) as exc:
         print(f'cvzoo {args.command}: error: {exc}', file=sys.stderr)
         return 2
