@@ -6,7 +6,7 @@ array module's global random state (``numpy.random.seed`` makes them repeatable)
 >>> import numpy as np
 >>> W = np.empty((64, 3, 3, 3), dtype=np.float32)
 >>> HeNormal()(W)
->>> abs(float(W.std()) - np.sqrt(2 / 27)) < 0.05
+>>> bool(abs(float(W.std()) - np.sqrt(2 / 27)) < 0.05)
 True
 """
 
