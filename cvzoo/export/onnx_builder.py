@@ -91,11 +91,3 @@ class OnnxGraphBuilder:
     def int64s(self, values):
         """A 1-D int64 constant, for shape, axes and slice arguments."""
         return self.constant(list(values), numpy.int64, stem='ints')
-
-    def batched_shape(self, shape, batched):
-        """A shape to reshape or expand to: ``shape`` with its axis 0 read from the data
-        when ``batched`` (ONNX's 0 in Reshape); see callers."""
-        shape = [int(n) for n in shape]
-        if batched:
-            shape[0] = 0
-        return self.int64s(shape)
