@@ -27,7 +27,7 @@ import cvzoo.core.links as L
 from cvzoo.core import backend, initializers
 from cvzoo.datasets.imagenet import imagenet_label_names
 from cvzoo.datasets.voc.voc_label_names import voc_bbox_label_names
-from cvzoo.models import zoo
+from cvzoo.models import pretrained, zoo
 from cvzoo.models.converters import file_format
 from cvzoo.models.detection import detector
 from cvzoo.models.detection.ssd import extractors, multibox, multibox_coder
@@ -198,21 +198,14 @@ def init_ssd(model, make_extractor, settings, n_fg_class, pretrained_model):
             there are none).
         pretrained_model (str or None): a key of ``model.weights``, a file or None.
     """
-    entry = None
-    if isinstance(pretrained_model, str) and pretrained_model in model.weights \
-            and pretrained_model not in BACKBONE_KEYS:
-        entry = model.weights[pretrained_model]
-    n_built = entry.n_class if entry is not None else (n_fg_class or 20)
+    entry, n_built = pretrained.settle_n_class(model, pretrained_model, n_fg_class, 20,
+                                               BACKBONE_KEYS)
     extractor = make_extractor()
     heads = multibox.Multibox(n_built + 1, settings['aspect_ratios'], extractor.out_channels,
                               initialW=initializers.GlorotUniform())
     SSD.__init__(model, extractor, heads, settings['steps'], settings['sizes'])
-    if pretrained_model:
-        model.load_pretrained(pretrained_model)
-    if entry is not None:
-        model.label_names = tuple(entry.label_names)
-    if n_fg_class is not None and n_fg_class != model.n_fg_class:
-        model.reset_multibox(n_fg_class)
+    pretrained.load_pretrained(model, pretrained_model, n_fg_class, n_built, entry,
+                               model.reset_multibox)
 
 
 SSD300_SETTINGS = {'aspect_ratios': ((2,), (2, 3), (2, 3), (2, 3), (2,), (2,)),

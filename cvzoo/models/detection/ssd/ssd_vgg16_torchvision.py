@@ -50,7 +50,7 @@ import numpy
 import cvzoo.core.functions as F
 from cvzoo.core import backend, config
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
-from cvzoo.models import zoo
+from cvzoo.models import pretrained, zoo
 from cvzoo.models.converters import file_format
 from cvzoo.models.detection.retinanet import box_coder
 from cvzoo.models.detection.ssd import (
@@ -151,17 +151,14 @@ class SSD300VGG16(ssd.SSD):
     def __init__(self, n_fg_class=None, pretrained_model=None, *, source=None):
         if n_fg_class is not None and (not isinstance(n_fg_class, int) or n_fg_class < 1):
             raise ValueError(f'n_fg_class: expected an int >= 1 or None, got {n_fg_class!r}')
-        entry = self.weights.get(pretrained_model) if isinstance(pretrained_model, str) \
-            else None
-        if isinstance(pretrained_model, str) and entry is None \
-                and not os.path.isfile(pretrained_model):
-            zoo.resolve_weights(self, pretrained_model)  # raises, naming the keys
-        layout = None
+        entry, n_built = pretrained.settle_n_class(self, pretrained_model, n_fg_class, 80)
+        n_unused_class = 0
         if entry is not None:
-            layout = entry.n_class, len(torchvision_names.COCO_UNUSED_IDS)
+            n_unused_class = len(torchvision_names.COCO_UNUSED_IDS)
         elif pretrained_model and os.path.isfile(pretrained_model):
             layout = _file_layout(pretrained_model, source)
-        n_built, n_unused_class = layout or (n_fg_class or 80, 0)
+            if layout is not None:
+                n_built, n_unused_class = layout
         extractor = extractors.VGG16Extractor300()
         extractor.norm4.eps = NORMALIZE_EPS
         heads = multibox.Multibox(n_built + 1 + n_unused_class, ASPECT_RATIOS,
@@ -171,12 +168,8 @@ class SSD300VGG16(ssd.SSD):
         self.coder.default_bbox[...] = default_bbox(extractor.grids, ASPECT_RATIOS, STEPS,
                                                     SCALES, INSIZE)
         self.add_persistent('n_unused_class', n_unused_class)
-        if pretrained_model:
-            zoo.load_weights(self, pretrained_model, source=source)
-        if entry is not None:
-            self.label_names = tuple(entry.label_names)
-        if n_fg_class is not None and n_fg_class != self.n_fg_class:
-            self.reset_multibox(n_fg_class)
+        pretrained.load_pretrained(self, pretrained_model, n_fg_class, n_built, entry,
+                                   self.reset_multibox, source=source)
 
     @property
     def n_fg_class(self):
