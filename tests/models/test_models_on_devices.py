@@ -241,6 +241,8 @@ def test_training_step_on_the_second_gpu(name, request, two_gpus):
 
 TRAIN_BUDGET = 3
 PREDICT_BUDGET = 6
+BUDGET_MODELS = ['ssd_tiny', 'faster_rcnn_vgg16', 'faster_rcnn_fpn_resnet50', 'yolov3',
+                 'segnet_basic']
 
 
 def _report(syncs):
@@ -248,8 +250,7 @@ def _report(syncs):
                      sorted(syncs.items(), key=lambda item: -item[1]))
 
 
-@pytest.mark.parametrize('name', ['ssd_tiny', 'faster_rcnn_vgg16', 'yolov3',
-                                  'segnet_basic'])
+@pytest.mark.parametrize('name', BUDGET_MODELS)
 def test_training_iteration(name, request, two_gpus, stand_in):
     task, model = _on_cuda_1(name, request, two_gpus)
     loss_of, link, arguments = train_batch(task, name, model)
@@ -267,8 +268,7 @@ def test_training_iteration(name, request, two_gpus, stand_in):
     assert sum(syncs.values()) == 1
 
 
-@pytest.mark.parametrize('name', ['ssd_tiny', 'faster_rcnn_vgg16', 'yolov3',
-                                  'segnet_basic'])
+@pytest.mark.parametrize('name', BUDGET_MODELS)
 def test_predict_per_image(name, request, two_gpus, stand_in):
     _, model = _on_cuda_1(name, request, two_gpus)
     model.predict([_image()])

@@ -174,21 +174,26 @@ def per_image_detections(image_index, bbox, score, label, n_image, n_fg_class, n
     image_index, bbox, score, label = to_host(image_index, bbox, score, label)
     group = image_index * n_fg_class + label
     kept = nms.batched_non_maximum_suppression(bbox, score, group, nms_thresh)
-    kept = _best_per_image(numpy, kept, image_index[kept], max_detections)
+    kept = best_per_image(kept, image_index[kept], max_detections)
     bbox = bbox[kept]
     if limits is not None:
         bbox = numpy.clip(bbox, 0, limits[image_index[kept]])
     return _split_per_image(image_index[kept], n_image, bbox, label[kept], score[kept])
 
 
-def _best_per_image(xp, kept, image_index, limit):
-    """Group ``kept`` (sorted by decreasing score) by image; at most ``limit`` per image."""
-    order = xp.argsort(image_index, kind='stable')
+def best_per_image(kept, image_index, limit):
+    """Host ``kept`` (sorted by decreasing score) grouped by its ``image_index``, in the
+    given order within an image, at most ``limit`` (None: all) per image.
+
+    >>> best_per_image(numpy.array([4, 7, 5, 6]), numpy.array([1, 0, 1, 1]), 2)
+    array([7, 4, 5])
+    """
+    order = numpy.argsort(image_index, kind='stable')
     kept, image_index = kept[order], image_index[order]
     if limit is None or len(kept) == 0:
         return kept
-    first = xp.searchsorted(image_index, image_index, side='left')
-    rank = xp.arange(len(kept)) - first
+    first = numpy.searchsorted(image_index, image_index, side='left')
+    rank = numpy.arange(len(kept)) - first
     return kept[rank < limit]
 
 

@@ -141,7 +141,7 @@ class _RoIAlign2DGrad(function_node.FunctionNode):
 
 
 def roi_align_2d(x, rois, roi_indices, outsize, spatial_scale, sampling_ratio=None,
-                 aligned=False):
+                 aligned=False, *, index_range=None):
     """RoIAlign: average bilinear samples over each bin of each RoI.
 
     As torchvision.ops.roi_align (He et al., "Mask R-CNN", ICCV 2017). A RoI is scaled
@@ -162,6 +162,10 @@ def roi_align_2d(x, rois, roi_indices, outsize, spatial_scale, sampling_ratio=No
         sampling_ratio (int or None): samples per bin and axis; None or <= 0: adaptive.
         aligned (bool): shift by -0.5 pixel to align pixel centres (Detectron2's
             ROIAlignV2).
+        index_range (pair of int or None): ``(low, high)``, bounds of ``roi_indices``
+            the caller has already read from the device (with what else it reads, e.g.
+            once for the calls of all FPN levels); they are checked against the batch
+            instead of reading ``roi_indices`` back, a host sync on a GPU.
 
     Returns:
         Variable: (R, C, out_H, out_W), the dtype of x.
@@ -173,7 +177,10 @@ def roi_align_2d(x, rois, roi_indices, outsize, spatial_scale, sampling_ratio=No
     array([7.5], dtype=float32)
     """
     rois, roi_indices, outsize = roi_arguments.check_roi_arguments(
-        'roi_align_2d', x, rois, roi_indices, outsize, spatial_scale)
+        'roi_align_2d', x, rois, roi_indices, outsize, spatial_scale,
+        check_range=index_range is None)
+    if index_range is not None and len(roi_indices):
+        roi_arguments.check_index_range('roi_align_2d', *index_range, x.shape[0])
     if sampling_ratio is not None and (isinstance(sampling_ratio, bool)
                                        or not isinstance(sampling_ratio, (int, numpy.integer))):
         raise TypeError(f'roi_align_2d: sampling_ratio must be an int or None, got '

@@ -180,24 +180,33 @@ class FasterRCNNFPNTrainChain(_TrainChainBase):
             Variable: the 0-d loss.
         """
         model, xp = self.model, self.xp
-        bboxes, labels = _as_batch(imgs, bboxes, labels, xp)
         sizes = [imgs.shape[2:]] * len(imgs) if sizes is None else [tuple(s) for s in sizes]
         hs = model.extractor(imgs)
         locs, confs = model.rpn.heads(hs)
         level_anchors = model.rpn.anchors([h.shape[2:] for h in hs])
         rois, roi_indices = model.rpn.propose(locs, confs, level_anchors, imgs.shape[2:])
-        anchor = xp.concatenate(level_anchors)
+        # NOTE: the targets are drawn on the host, as ChainerCV draws them, after one
+        # transfer of what they need; they go back to the device once made.
+        anchor, rois, roi_indices, bboxes, labels = _on_host(
+            xp.concatenate(level_anchors), rois, roi_indices,
+            *_as_batch(imgs, bboxes, labels, xp))
         targets = [self.anchor_target_creator(bbox, anchor, size)
                    for bbox, size in zip(bboxes, sizes)]
-        gt_rpn_loc = xp.concatenate([loc for loc, _ in targets])
-        gt_rpn_label = xp.concatenate([label for _, label in targets])
-        rpn_weight = xp.concatenate([(label >= 0).astype(numpy.float32) / max(
+        gt_rpn_loc = numpy.concatenate([loc for loc, _ in targets])
+        gt_rpn_label = numpy.concatenate([label for _, label in targets])
+        rpn_weight = numpy.concatenate([(label >= 0).astype(numpy.float32) / max(
             int((label >= 0).sum()), 1) for _, label in targets])
         sample_roi, gt_roi_loc, gt_roi_label, sample_index = self._head_samples(
-            xp, rois, roi_indices, bboxes, labels)
-        head_locs, head_confs = model.head(hs, sample_roi, sample_index)
-        counts = xp.bincount(sample_index, minlength=len(imgs)).astype(numpy.float32)
+            numpy, rois, roi_indices, bboxes, labels)
+        counts = numpy.bincount(sample_index, minlength=len(imgs)).astype(numpy.float32)
         head_weight = 1 / counts[sample_index]
+        (gt_rpn_loc, gt_rpn_label, rpn_weight, rpn_loc_weight, sample_roi, gt_roi_loc,
+         gt_roi_label, sample_index, head_weight, head_loc_weight) = (
+            backend.to_device(array, self.device) for array in (
+                gt_rpn_loc, gt_rpn_label, rpn_weight, rpn_weight * (gt_rpn_label > 0),
+                sample_roi, gt_roi_loc, gt_roi_label, sample_index, head_weight,
+                head_weight * (gt_roi_label > 0)))
+        head_locs, head_confs = model.head(hs, sample_roi, sample_index)
         rpn_conf = F.sigmoid_cross_entropy(F.concat(confs, axis=1).reshape(-1),
                                            gt_rpn_label, reduce='no')
         head_conf = F.softmax_cross_entropy(head_confs, gt_roi_label, reduce='no')
@@ -205,9 +214,7 @@ class FasterRCNNFPNTrainChain(_TrainChainBase):
         B = len(imgs)
         return self._report({
             'rpn_loc': _loc_loss(F.reshape(F.concat(locs, axis=1), (-1, 4)), gt_rpn_loc,
-                                 rpn_weight * (gt_rpn_label > 0), 3.0) / B,
+                                 rpn_loc_weight, 3.0) / B,
             'rpn_conf': F.sum(rpn_conf * rpn_weight) / B,
-            'head_loc': _loc_loss(head_loc, gt_roi_loc, head_weight * (gt_roi_label > 0),
-                                  1.0) / B,
+            'head_loc': _loc_loss(head_loc, gt_roi_loc, head_loc_weight, 1.0) / B,
             'head_conf': F.sum(head_conf * head_weight) / B})
-

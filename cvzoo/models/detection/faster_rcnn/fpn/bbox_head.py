@@ -5,6 +5,7 @@ import numpy
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import initializers
+from cvzoo.models.detection import detector
 
 
 class FPNBboxHead(L.Chain):
@@ -56,22 +57,32 @@ class FPNBboxHead(L.Chain):
 
     def forward(self, hs, rois, roi_indices):
         """FPN maps and (R, 4) RoIs -> (R, n_class * 4) offsets and (R, n_class) scores,
-        in the RoIs' order."""
+        in the RoIs' order.
+
+        The RoIs are grouped by level with one stable sort; the group sizes and the
+        range of ``roi_indices`` are read back in one transfer (one host sync on a GPU,
+        not one per level).
+        """
         xp = self.xp
-        level = self.distribute(rois)
-        pooled, order = [], []
-        for index in range(len(self.scales) - 1):
-            members = xp.nonzero(level == index)[0]
-            if len(members) == 0:
-                continue
-            pooled.append(F.roi_align_2d(hs[index], rois[members], roi_indices[members],
-                                         self.roi_size, self.scales[index],
-                                         self.sampling_ratio))
-            order.append(members)
-        if not pooled:
+        if len(rois) == 0:
             h = xp.zeros((0, self.fc1.W.shape[1]), numpy.float32)
         else:
-            h = F.concat(pooled, axis=0)[xp.argsort(xp.concatenate(order))]
+            level = self.distribute(rois)
+            order = xp.argsort(level, kind='stable')
+            counts, bounds = detector.to_host(
+                xp.bincount(level, minlength=len(self.scales) - 1),
+                xp.stack((roi_indices.min(), roi_indices.max())))
+            index_range = tuple(int(bound) for bound in bounds)
+            stops = numpy.cumsum(counts).tolist()
+            pooled = []
+            for index, (start, stop) in enumerate(zip([0, *stops], stops)):
+                if start == stop:
+                    continue
+                members = order[start:stop]
+                pooled.append(F.roi_align_2d(
+                    hs[index], rois[members], roi_indices[members], self.roi_size,
+                    self.scales[index], self.sampling_ratio, index_range=index_range))
+            h = F.concat(pooled, axis=0)[xp.argsort(order)]
             h = F.reshape(h, (len(rois), -1))
         h = F.relu(self.fc2(F.relu(self.fc1(h))))
         return self.loc(h), self.conf(h)

@@ -5,8 +5,7 @@ import numpy
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import config, initializers
-from cvzoo.models.detection.faster_rcnn import anchors, bbox_coder
-from cvzoo.utils import nms
+from cvzoo.models.detection.faster_rcnn import anchors, bbox_coder, fpn_proposals
 
 
 class FPNRegionProposalNetwork(L.Chain):
@@ -73,7 +72,11 @@ class FPNRegionProposalNetwork(L.Chain):
         return locs, confs, rois, roi_indices, level_anchors
 
     def propose(self, locs, confs, level_anchors, img_size):
-        """RoIs of a batch; see the class docstring."""
+        """RoIs of a batch; see the class docstring.
+
+        The candidates of every image and level are chosen and decoded on the device,
+        then suppressed on the host after one transfer (:func:`fpn_proposals`).
+        """
         if config.config.train:
             n_pre_nms, n_post_nms = self.n_train_pre_nms, self.n_train_post_nms
         else:
@@ -81,21 +84,17 @@ class FPNRegionProposalNetwork(L.Chain):
         xp = self.xp
         H, W = img_size
         limits = xp.asarray([W, H, W, H], numpy.float32)
-        rois, roi_indices = [], []
-        for i in range(locs[0].shape[0]):  # NOTE: images x levels NMS calls, a handful
-            roi, conf = [], []
-            for loc, level_conf, anchor in zip(locs, confs, level_anchors):
-                order = xp.argsort(-level_conf.array[i], kind='stable')[:n_pre_nms]
-                box = bbox_coder.loc2bbox(anchor[order], loc.array[i][order],
-                                          bbox_coder.EXP_CLIP)
-                box = xp.clip(box, 0, limits)
-                keep = xp.nonzero((box[:, 2:] > box[:, :2]).all(axis=1))[0]
-                kept = keep[nms.non_maximum_suppression(box[keep], self.nms_thresh,
-                                                        limit=n_post_nms)]
-                roi.append(box[kept])
-                conf.append(level_conf.array[i][order][kept])
-            order = xp.argsort(-xp.concatenate(conf), kind='stable')[:n_post_nms]
-            rois.append(xp.concatenate(roi)[order])
-            roi_indices.append(xp.full(len(order), i, dtype=numpy.int32))
-        return (xp.concatenate(rois).astype(numpy.float32, copy=False),
-                xp.concatenate(roi_indices))
+        bboxes, scores = [], []
+        for loc, conf, anchor in zip(locs, confs, level_anchors):
+            conf = conf.array
+            top = xp.argsort(-conf, axis=1, kind='stable')[:, :n_pre_nms]
+            offset = xp.take_along_axis(loc.array, top[:, :, None], axis=1)
+            bbox = bbox_coder.loc2bbox(anchor[top], offset, bbox_coder.EXP_CLIP)
+            bboxes.append(xp.clip(bbox, 0, limits))
+            scores.append(xp.take_along_axis(conf, top, axis=1))
+        bbox = xp.concatenate(bboxes, axis=1)
+        nonempty = (bbox[:, :, 2:] > bbox[:, :, :2]).all(axis=2)
+        return fpn_proposals.fpn_proposals(
+            bbox, xp.concatenate(scores, axis=1), nonempty,
+            [score.shape[1] for score in scores], self.nms_thresh, n_post_nms,
+            n_level_post_nms=n_post_nms)
