@@ -2,8 +2,7 @@
 
 import numpy
 
-from cvzoo.core import backend, config, function_node, parallel
-from cvzoo.core import variable as variable_module
+from cvzoo.core import backend, function_node, parallel
 
 
 class ReLU(function_node.FunctionNode):
@@ -20,13 +19,30 @@ class ReLU(function_node.FunctionNode):
 
     def backward(self, indexes, grad_outputs):
         y, = self.get_retained_outputs()
-        gy, = grad_outputs
-        if not config.config.enable_backprop and y.xp is numpy:
-            return variable_module.Variable(_masked(gy.array, y.array), requires_grad=False),
-        # NOTE: the mask is a constant: the second derivative of relu is 0 almost
-        # everywhere, so gy * mask is right for double backprop too.
-        mask = y.xp.asarray(y.array > 0, dtype=y.dtype)
-        return gy * variable_module.Variable(mask, requires_grad=False),
+        return _ReLUGrad(y.array).apply(grad_outputs)
+
+
+class _ReLUGrad(function_node.FunctionNode):
+    """``gx = gy * (y > 0)``, with relu's output ``y`` held as a constant mask.
+
+    It is linear in gy with the same mask, so it is its own backward: one node serves
+    the first derivative and every higher one (relu's second derivative is 0 almost
+    everywhere), as Chainer's ReLUGrad2.
+    """
+
+    def __init__(self, y):
+        self.y = y
+
+    def forward(self, inputs):
+        gy, = inputs
+        xp = backend.get_array_module(gy)
+        if xp is not numpy:
+            dtype = numpy.result_type(gy.dtype, self.y.dtype)
+            return (gy * (self.y > 0)).astype(dtype, copy=False),
+        return _masked(gy, self.y),
+
+    def backward(self, indexes, grad_outputs):
+        return _ReLUGrad(self.y).apply(grad_outputs)
 
 
 def _masked(gy, y):

@@ -32,3 +32,38 @@ def test_relu_retains_output_only(rng):
 def test_relu_keeps_float32(rng):
     x = _away_from_zero(rng, (3,)).astype(numpy.float32)
     assert F.relu(x).dtype == numpy.float32
+
+
+def test_one_gradient_node_serves_every_order(rng):
+    # the first derivative (without and with double backprop) and the second are all
+    # the same node, gy * (y > 0) with relu's output as a constant mask
+    from cvzoo.core import backprop
+    from cvzoo.core.functions.activation import relu as relu_module
+
+    x = Variable(_away_from_zero(rng, (3, 4)))
+    gy = Variable(rng.normal(size=(3, 4)))
+    mask = x.array > 0
+    for double in (False, True):
+        y = F.relu(x)
+        gx, = backprop.grad([y], [x], [gy], enable_double_backprop=double)
+        numpy.testing.assert_array_equal(gx.array, gy.array * mask)
+        assert (gx.creator is not None) == double
+    assert type(gx.creator) is relu_module._ReLUGrad
+    ggy = Variable(rng.normal(size=(3, 4)))
+    ggx, = backprop.grad([gx], [gy], [ggy], enable_double_backprop=True)
+    assert type(ggx.creator) is relu_module._ReLUGrad
+    numpy.testing.assert_array_equal(ggx.array, ggy.array * mask)
+
+
+def test_higher_orders_in_gy_keep_the_mask(rng):
+    # gx = gy * (x > 0); the second and third derivatives in gy go through the same mask
+    from cvzoo.core import backprop
+
+    x = Variable(_away_from_zero(rng, (5,)))
+    y = F.relu(x)
+    gy = Variable(numpy.ones(5))
+    gx, = backprop.grad([y], [x], [gy], enable_double_backprop=True)
+    ggx, = backprop.grad([F.sum(gx * gx)], [gy], enable_double_backprop=True)
+    numpy.testing.assert_array_equal(ggx.array, 2 * (x.array > 0))
+    third, = backprop.grad([F.sum(ggx)], [gy])
+    numpy.testing.assert_array_equal(third.array, 2 * (x.array > 0))
