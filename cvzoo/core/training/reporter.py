@@ -72,25 +72,10 @@ class Reporter:
             self.observation[prefix + key] = value
 
 
-def get_current_reporter():
-    """The innermost reporter in scope; raises when there is none."""
-    if not _stack():
-        raise RuntimeError('report: no reporter is in scope (use Reporter.scope)')
-    return _stack()[-1]
-
-
 def report(values, observer=None):
     """Report ``values`` to the current reporter; a no-op when no reporter is in scope."""
     if _stack():
         _stack()[-1].report(values, observer)
-
-
-@contextlib.contextmanager
-def report_scope(observation):
-    """Report into ``observation`` with the current reporter (or a fresh one)."""
-    reporter = _stack()[-1] if _stack() else Reporter()
-    with reporter.scope(observation):
-        yield observation
 
 
 class Summary:

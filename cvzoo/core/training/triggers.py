@@ -29,24 +29,6 @@ class IntervalTrigger:
         pass
 
 
-class ManualScheduleTrigger:
-    """Fire at the listed iterations or epochs."""
-
-    def __init__(self, points, unit):
-        self.points = points if isinstance(points, (list, tuple)) else [points]
-        self.unit = unit
-
-    def __call__(self, trainer):
-        updater = trainer.updater
-        if self.unit == 'iteration':
-            return updater.iteration in self.points
-        previous = updater.previous_epoch_detail or 0.0
-        return any(previous < p <= updater.epoch_detail for p in self.points)
-
-    def serialize(self, serializer):
-        pass
-
-
 def get_trigger(trigger):
     """Turn ``(period, unit)``, a callable, or None (every iteration) into a trigger."""
     if trigger is None:
