@@ -241,8 +241,8 @@ def test_training_step_on_the_second_gpu(name, request, two_gpus):
 
 TRAIN_BUDGET = 3
 PREDICT_BUDGET = 6
-BUDGET_MODELS = ['ssd_tiny', 'faster_rcnn_vgg16', 'faster_rcnn_fpn_resnet50', 'yolov3',
-                 'segnet_basic']
+BUDGET_MODELS = ['ssd_tiny', 'faster_rcnn_vgg16', 'faster_rcnn_fpn_resnet50',
+                 'fasterrcnn_resnet50_fpn', 'yolov3', 'segnet_basic']
 
 
 def _report(syncs):

@@ -14,9 +14,9 @@ import numpy
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import config, initializers
+from cvzoo.models.detection.faster_rcnn import fpn_proposals
 from cvzoo.models.detection.retinanet import anchors as anchor_layout
 from cvzoo.models.detection.retinanet import box_coder
-from cvzoo.utils import nms
 
 ANCHOR_SIZES = (32, 64, 128, 256, 512)
 ANCHOR_RATIOS = (0.5, 1.0, 2.0)
@@ -126,22 +126,15 @@ class TorchvisionRPN(L.Chain):
             n_pre_nms, n_post_nms = self.n_test_pre_nms, self.n_test_post_nms
         xp = self.xp
         limits = xp.asarray([[W, H, W, H] for H, W in sizes], numpy.float32)[:, None, :]
-        bboxes, scores, levels = [], [], []
-        for level, (loc, conf, anchor) in enumerate(zip(locs, confs, level_anchors)):
+        bboxes, scores = [], []
+        for loc, conf, anchor in zip(locs, confs, level_anchors):
             conf = conf.array
             top = xp.argsort(-conf, axis=1, kind='stable')[:, :n_pre_nms]
             offset = xp.take_along_axis(loc.array, top[:, :, None], axis=1)
             bboxes.append(xp.clip(box_coder.decode(anchor[top], offset), 0, limits))
             scores.append(F.sigmoid(xp.take_along_axis(conf, top, axis=1)).array)
-            levels.append(xp.full(top.shape[1], level, numpy.int32))
-        bbox, score = xp.concatenate(bboxes, axis=1), xp.concatenate(scores, axis=1)
-        size = bbox[:, :, 2:] - bbox[:, :, :2]
-        image_index, index = xp.nonzero((size >= self.min_bbox_size).all(axis=2))
-        bbox, score = bbox[image_index, index], score[image_index, index]
-        group = image_index * len(locs) + xp.concatenate(levels)[index]
-        kept = nms.batched_non_maximum_suppression(bbox, score, group, self.nms_thresh)
-        kept = kept[xp.argsort(image_index[kept], kind='stable')]
-        first = xp.searchsorted(image_index[kept], image_index[kept])
-        kept = kept[xp.arange(len(kept)) - first < n_post_nms]
-        return bbox[kept].astype(numpy.float32, copy=False), \
-            image_index[kept].astype(numpy.int32)
+        bbox = xp.concatenate(bboxes, axis=1)
+        large = ((bbox[:, :, 2:] - bbox[:, :, :2]) >= self.min_bbox_size).all(axis=2)
+        return fpn_proposals.fpn_proposals(
+            bbox, xp.concatenate(scores, axis=1), large,
+            [score.shape[1] for score in scores], self.nms_thresh, n_post_nms)

@@ -19,7 +19,9 @@ import numpy
 
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
+from cvzoo.core import backend
 from cvzoo.core.training import reporter
+from cvzoo.models.detection import detector
 from cvzoo.models.detection.faster_rcnn import anchor_target_creator, torchvision_fpn
 from cvzoo.models.detection.retinanet import anchor_matching, box_coder
 
@@ -84,14 +86,23 @@ class FasterRCNNResNet50FPNTrainChain(L.Chain):
         locs, confs = model.rpn.heads(hs)
         level_anchors = model.rpn.anchors(imgs.shape[2:], [h.shape[2:] for h in hs])
         rois, roi_indices = model.rpn.propose(locs, confs, level_anchors, sizes)
+        # NOTE: the targets are drawn on the host after one transfer of what they need
+        # (their sizes depend on the data); they go back to the device once made.
+        B = len(imgs)
+        arrays = detector.to_host(xp.concatenate(level_anchors), rois, roi_indices,
+                                  *bboxes, *labels)
+        anchor, rois, roi_indices = arrays[:3]
+        bboxes, labels = arrays[3:3 + B], arrays[3 + B:]
+        *rpn_targets, n_sampled = self._rpn_targets(anchor, bboxes)
+        head_targets = self._head_samples(rois, roi_indices, bboxes, labels)
+        rpn_fg, rpn_gt_loc, rpn_gt_label, sample_roi, sample_index, gt_label, head_fg, \
+            head_gt_loc = (backend.to_device(array, self.device) for array in (
+                *rpn_targets, *head_targets))
         rpn_loc, rpn_conf = self._rpn_losses(F.concat(locs, axis=1), F.concat(confs, axis=1),
-                                             xp.concatenate(level_anchors), bboxes)
-        sample_roi, sample_index, gt_label, gt_loc = self._head_samples(
-            rois, roi_indices, bboxes, labels)
+                                             rpn_fg, rpn_gt_loc, rpn_gt_label, n_sampled)
         head_locs, head_confs = model.head(hs, sample_roi, sample_index)
-        fg = xp.nonzero(gt_label > 0)[0]
-        class_loc = F.reshape(head_locs, (-1, 4))[fg * model.head.n_class + gt_label[fg]]
-        head_loc = F.sum(F.smooth_l1_loss(class_loc, gt_loc[fg], beta=self.beta)) / max(
+        class_loc = F.reshape(head_locs, (-1, 4))[head_fg]
+        head_loc = F.sum(F.smooth_l1_loss(class_loc, head_gt_loc, beta=self.beta)) / max(
             len(gt_label), 1)
         losses = {'rpn_loc': rpn_loc, 'rpn_conf': rpn_conf, 'head_loc': head_loc,
                   'head_conf': F.softmax_cross_entropy(head_confs, gt_label)}
@@ -99,43 +110,53 @@ class FasterRCNNResNet50FPNTrainChain(L.Chain):
         reporter.report({'loss': loss, **{f'loss/{k}': v for k, v in losses.items()}}, self)
         return loss
 
-    def _rpn_losses(self, loc, conf, anchor, bboxes):
-        """The RPN's box and objectness losses over the anchors drawn in every image."""
-        xp = self.xp
+    def _rpn_targets(self, anchor, bboxes):
+        """The RPN's targets of every image, on the host: ``fg`` (F,) indices of the
+        foreground anchors into the (B * K) anchors, ``gt_loc`` (F, 4) float32 their
+        offsets, ``gt_label`` (B * K,) int32 (1, 0, -1 not drawn) and the number of drawn
+        anchors (at least 1)."""
         gt_label, gt_loc = [], []
         for bbox in bboxes:  # NOTE: per image, a handful
             match = anchor_matching.match_anchors(anchor, bbox, self.rpn_fg_thresh,
                                                   self.rpn_bg_thresh)
-            label = xp.where(match >= 0, 1, xp.where(match == anchor_matching.BACKGROUND,
-                                                     0, -1)).astype(numpy.int32)
-            gt_label.append(_balanced_sample(xp, label, self.rpn_n_sample,
+            label = numpy.where(match >= 0, 1, numpy.where(
+                match == anchor_matching.BACKGROUND, 0, -1)).astype(numpy.int32)
+            gt_label.append(_balanced_sample(numpy, label, self.rpn_n_sample,
                                              self.rpn_pos_fraction))
-            target = bbox[xp.maximum(match, 0)] if len(bbox) else anchor
+            target = bbox[numpy.maximum(match, 0)] if len(bbox) else anchor
             gt_loc.append(box_coder.encode(anchor, target).astype(numpy.float32))
-        gt_label, gt_loc = xp.concatenate(gt_label), xp.concatenate(gt_loc)
-        fg = xp.nonzero(gt_label == 1)[0]
-        n_sampled = max(int((gt_label >= 0).sum()), 1)
+        gt_label, gt_loc = numpy.concatenate(gt_label), numpy.concatenate(gt_loc)
+        fg = numpy.nonzero(gt_label == 1)[0]
+        return fg, gt_loc[fg], gt_label, max(int((gt_label >= 0).sum()), 1)
+
+    def _rpn_losses(self, loc, conf, fg, gt_loc, gt_label, n_sampled):
+        """The RPN's box and objectness losses over the anchors drawn in every image."""
         loc = F.reshape(loc, (-1, 4))[fg]
-        loc_loss = F.sum(F.smooth_l1_loss(loc, gt_loc[fg], beta=self.beta)) / n_sampled
-        return loc_loss, F.sigmoid_cross_entropy(F.reshape(conf, (-1,)), gt_label)
+        loc_loss = F.sum(F.smooth_l1_loss(loc, gt_loc, beta=self.beta)) / n_sampled
+        conf_loss = F.sigmoid_cross_entropy(F.reshape(conf, (-1,)), gt_label, reduce='no')
+        return loc_loss, F.sum(conf_loss) / n_sampled
 
     def _head_samples(self, rois, roi_indices, bboxes, labels):
-        """Drawn RoIs (proposals and ground truth) of every image with their targets:
-        ``roi`` (S, 4), ``roi_index`` (S,), ``gt_label`` (S,) int32 (0 background,
-        label + 1 otherwise), ``gt_loc`` (S, 4) float32 offsets (weights (10, 10, 5, 5))."""
-        xp = self.xp
+        """Drawn RoIs (proposals and ground truth) of every image with their targets, on
+        the host: ``roi`` (S, 4), ``roi_index`` (S,), ``gt_label`` (S,) int32 (0
+        background, label + 1 otherwise), ``fg`` (F,) indices of the foreground RoIs'
+        offsets at their class into the head's (S * n_class) offsets and ``gt_loc``
+        (F, 4) float32 their targets (weights (10, 10, 5, 5))."""
         parts = []
         for i, (bbox, label) in enumerate(zip(bboxes, labels)):  # NOTE: per image
-            roi = xp.concatenate((rois[roi_indices == i], bbox))
+            roi = numpy.concatenate((rois[roi_indices == i], bbox))
             match = anchor_matching.match_anchors(roi, bbox, self.roi_fg_thresh,
                                                   self.roi_fg_thresh, False)
-            gt_label = xp.where(match >= 0, label[xp.maximum(match, 0)] + 1 if len(bbox)
-                                else 0, 0).astype(numpy.int32)
-            drawn = xp.minimum(gt_label, 1)
-            _balanced_sample(xp, drawn, self.roi_n_sample, self.roi_pos_fraction)
-            keep = xp.nonzero(drawn >= 0)[0]
-            target = bbox[xp.maximum(match[keep], 0)] if len(bbox) else roi[keep]
+            gt_label = numpy.where(match >= 0, label[numpy.maximum(match, 0)] + 1 if len(bbox)
+                                   else 0, 0).astype(numpy.int32)
+            drawn = numpy.minimum(gt_label, 1)
+            _balanced_sample(numpy, drawn, self.roi_n_sample, self.roi_pos_fraction)
+            keep = numpy.nonzero(drawn >= 0)[0]
+            target = bbox[numpy.maximum(match[keep], 0)] if len(bbox) else roi[keep]
             gt_loc = box_coder.encode(roi[keep], target, torchvision_fpn.BOX_CODER_WEIGHTS)
-            parts.append((roi[keep], xp.full(len(keep), i, numpy.int32), gt_label[keep],
+            parts.append((roi[keep], numpy.full(len(keep), i, numpy.int32), gt_label[keep],
                           gt_loc.astype(numpy.float32)))
-        return tuple(xp.concatenate(part) for part in zip(*parts))
+        roi, roi_index, gt_label, gt_loc = (numpy.concatenate(part) for part in zip(*parts))
+        fg = numpy.nonzero(gt_label > 0)[0]
+        return (roi, roi_index, gt_label, fg * self.model.head.n_class + gt_label[fg],
+                gt_loc[fg])

@@ -54,7 +54,7 @@ def test_rpn_samples_are_balanced_and_match_torchvisions_thresholds(chain, rng):
     loc = numpy.zeros((1, 4, 4), numpy.float32)
     conf = numpy.zeros((1, 4), numpy.float32)
     # IoU 0.9 (fg), 0.78 (fg), 0.56 (ignored), 0 (bg)
-    _, conf_loss = chain._rpn_losses(loc, conf, anchor, [bbox])
+    _, conf_loss = chain._rpn_losses(loc, conf, *chain._rpn_targets(anchor, [bbox]))
     # 3 drawn anchors (2 fg, 1 bg) at logit 0: mean cross entropy log(2)
     assert float(conf_loss.array) == pytest.approx(numpy.log(2), rel=1e-6)
     label = xp.array([1] * 300 + [0] * 1000, xp.int32)
