@@ -16,7 +16,7 @@ import cvzoo.core.links as L
 from cvzoo.core import initializers
 from cvzoo.datasets.imagenet import imagenet_label_names
 from cvzoo.datasets.voc.voc_label_names import voc_bbox_label_names
-from cvzoo.models import zoo
+from cvzoo.models import pretrained, zoo
 from cvzoo.models.classification.vgg import conv2d_activ, vgg16
 from cvzoo.models.converters import file_format
 from cvzoo.models.detection.faster_rcnn import faster_rcnn, region_proposal_network
@@ -123,8 +123,7 @@ class FasterRCNNVGG16(faster_rcnn.FasterRCNN):
     def __init__(self, n_fg_class=None, pretrained_model=None, *, min_size=600,
                  max_size=1000, ratios=(0.5, 1, 2), anchor_scales=(8, 16, 32),
                  proposal_creator_params=None, source=None):
-        entry = _full_entry(type(self), pretrained_model)
-        n_built = entry.n_class if entry else (n_fg_class or 20)
+        entry, n_built = settle_n_fg_class(type(self), pretrained_model, n_fg_class, 20)
         vgg_initialW = initializers.Zero() if pretrained_model else initializers.Normal(0.01)
         extractor = VGG16Extractor(initialW=vgg_initialW)
         rpn = region_proposal_network.RegionProposalNetwork(
@@ -133,7 +132,8 @@ class FasterRCNNVGG16(faster_rcnn.FasterRCNN):
         head = VGG16RoIHead(n_built + 1, 7, 1 / self.feat_stride, vgg_initialW)
         super().__init__(extractor, rpn, head, VGG16_MEAN, min_size=min_size,
                          max_size=max_size)
-        finish_init(self, entry, n_fg_class, pretrained_model, source)
+        pretrained.load_pretrained(self, pretrained_model, n_fg_class, n_built, entry,
+                                   self.reset_head, source=source)
 
     def convert_weights(self, raw, source):
         """The zoo's conversion hook (ChainerCV or cvzoo names).
@@ -172,12 +172,16 @@ def _vgg16_classifier_name(key):
     return 'extractor/' + key
 
 
-def _full_entry(model_class, pretrained_model):
-    """The zoo entry of a detector key (None for a backbone key, a file or None)."""
-    if isinstance(pretrained_model, str) and pretrained_model in model_class.weights \
-            and pretrained_model not in BACKBONE_KEYS:
-        return model_class.weights[pretrained_model]
-    return None
+def settle_n_fg_class(model_class, pretrained_model, n_fg_class, default):
+    """:func:`cvzoo.models.pretrained.settle_n_class` of a Faster R-CNN: a local
+    detector .npz builds the heads of its own class count (its ``class_bias_keys``)."""
+    entry, n_built = pretrained.settle_n_class(model_class, pretrained_model, n_fg_class,
+                                               default, BACKBONE_KEYS)
+    if entry is None and pretrained_model:
+        n_file = _file_n_fg_class(pretrained_model, model_class.class_bias_keys)
+        if n_file is not None:
+            n_built = n_file
+    return entry, n_built
 
 
 def _file_n_fg_class(path, bias_keys):
@@ -189,23 +193,6 @@ def _file_n_fg_class(path, bias_keys):
             if name.removeprefix('/') in bias_keys:
                 return int(npz[name].shape[0]) - 1
     return None
-
-
-def finish_init(model, entry, n_fg_class, pretrained_model, source=None):
-    """Load ``pretrained_model``, take the entry's label names, re-make the head if the
-    requested ``n_fg_class`` differs from the built one."""
-    if pretrained_model and entry is None:
-        n_file = _file_n_fg_class(pretrained_model, model.class_bias_keys)
-        if n_file is not None and n_file != model.n_fg_class:
-            model.reset_head(n_file)
-    if pretrained_model:
-        zoo.load_weights(model, pretrained_model, source=source)
-    if entry is not None:
-        model.label_names = tuple(entry.label_names)
-        if n_fg_class is not None and n_fg_class != model.n_fg_class:
-            model.reset_head(n_fg_class)
-    elif n_fg_class is not None and n_fg_class != model.n_fg_class:
-        model.reset_head(n_fg_class)
 
 
 _CHAINERCV_URL = 'https://chainercv-models.preferred.jp/'

@@ -42,7 +42,7 @@ import cvzoo.core.links as L
 from cvzoo.core import config
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
-from cvzoo.models import zoo
+from cvzoo.models import pretrained, zoo
 from cvzoo.models.converters import file_format
 from cvzoo.models.detection import detector, torchvision_resnet_fpn
 from cvzoo.models.detection.faster_rcnn import (
@@ -102,14 +102,14 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
         if trainable_backbone_layers not in range(6):
             raise ValueError(f'trainable_backbone_layers: expected an int in 0 ... 5, got '
                              f'{trainable_backbone_layers!r}')
-        entry = self.weights.get(pretrained_model) if isinstance(pretrained_model, str) \
-            else None
-        layout = None
+        entry, n_built = pretrained.settle_n_class(self, pretrained_model, n_fg_class, 80)
+        n_unused_class = 0
         if entry is not None:
-            layout = entry.n_class, torchvision_names.N_COCO_UNUSED_CLASS
+            n_unused_class = torchvision_names.N_COCO_UNUSED_CLASS
         elif pretrained_model:
             layout = _file_layout(pretrained_model)
-        n_built, n_unused_class = layout or (n_fg_class or 80, 0)
+            if layout is not None:
+                n_built, n_unused_class = layout
         super().__init__()
         with self.init_scope():
             self.extractor = fpn.FPN(torchvision_resnet_fpn.make_resnet50_base(
@@ -123,12 +123,8 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
         self.use_preset('visualize')
         self.set_bn_eps((PRETRAINED_BN_EPS if pretrained_model else 1e-5) if bn_eps is None
                         else bn_eps)
-        if pretrained_model:
-            zoo.load_weights(self, pretrained_model, source=source)
-        if entry is not None:
-            self.label_names = tuple(entry.label_names)
-        if n_fg_class is not None and n_fg_class != self.n_fg_class:
-            self.reset_head(n_fg_class)
+        pretrained.load_pretrained(self, pretrained_model, n_fg_class, n_built, entry,
+                                   self.reset_head, source=source)
         self.freeze(trainable_backbone_layers)
 
     @property

@@ -33,7 +33,7 @@ import cvzoo.core.links as L
 from cvzoo.core import config
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
-from cvzoo.models import zoo
+from cvzoo.models import pretrained, zoo
 from cvzoo.models.detection import detector, torchvision_resnet_fpn
 from cvzoo.models.detection.retinanet import (
     anchors,
@@ -87,23 +87,18 @@ class RetinaNetResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPND
         if trainable_backbone_layers not in range(6):
             raise ValueError(f'trainable_backbone_layers: expected an int in 0 ... 5, got '
                              f'{trainable_backbone_layers!r}')
-        entry = self.weights.get(pretrained_model) if isinstance(pretrained_model, str) \
-            else None
+        entry, n_built = pretrained.settle_n_class(self, pretrained_model, n_fg_class, 80)
         super().__init__()
         with self.init_scope():
             self.extractor = retinanet_fpn.RetinaNetFPN(torchvision_resnet_fpn.make_resnet50_base(
                 bool(pretrained_model), ('res3', 'res4', 'res5')))
-            self.head = heads.RetinaNetHead(entry.n_class if entry else (n_fg_class or 80))
+            self.head = heads.RetinaNetHead(n_built)
         self.min_size, self.max_size = min_size, max_size
         self.use_preset('visualize')
         self.set_bn_eps((PRETRAINED_BN_EPS if pretrained_model else 1e-5) if bn_eps is None
                         else bn_eps)
-        if pretrained_model:
-            zoo.load_weights(self, pretrained_model, source=source)
-        if entry is not None:
-            self.label_names = tuple(entry.label_names)
-        if n_fg_class is not None and n_fg_class != self.n_fg_class:
-            self.reset_head(n_fg_class)
+        pretrained.load_pretrained(self, pretrained_model, n_fg_class, n_built, entry,
+                                   self.reset_head, source=source)
         self.freeze(trainable_backbone_layers)
 
     @property

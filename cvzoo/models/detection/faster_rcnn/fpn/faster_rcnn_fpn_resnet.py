@@ -12,7 +12,7 @@ import functools
 import cvzoo.core.functions as F
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.datasets.imagenet import imagenet_label_names
-from cvzoo.models import zoo
+from cvzoo.models import pretrained, zoo
 from cvzoo.models.classification.resnet import resnet
 from cvzoo.models.detection.faster_rcnn import bbox_coder, faster_rcnn, faster_rcnn_vgg
 from cvzoo.models.detection.faster_rcnn.fpn import bbox_head, fpn, rpn
@@ -57,14 +57,15 @@ class FasterRCNNFPNResNet(faster_rcnn.FasterRCNN):
 
     def __init__(self, n_layer, n_fg_class=None, pretrained_model=None, *, min_size=800,
                  max_size=1333, source=None):
-        entry = faster_rcnn_vgg._full_entry(type(self), pretrained_model)
-        n_built = entry.n_class if entry else (n_fg_class or 80)
+        entry, n_built = faster_rcnn_vgg.settle_n_fg_class(type(self), pretrained_model,
+                                                           n_fg_class, 80)
         base = _make_base(n_layer, None)
         extractor = fpn.FPN(base, (256, 512, 1024, 2048), FPN_SCALES)
         super().__init__(extractor, rpn.FPNRegionProposalNetwork(FPN_SCALES),
                          bbox_head.FPNBboxHead(n_built + 1, FPN_SCALES), RESNET_MEAN,
                          min_size=min_size, max_size=max_size)
-        faster_rcnn_vgg.finish_init(self, entry, n_fg_class, pretrained_model, source)
+        pretrained.load_pretrained(self, pretrained_model, n_fg_class, n_built, entry,
+                                   self.reset_head, source=source)
 
     def input_scales(self, sizes, prepared):
         """Per image, the factor decode() divides RoIs by: ChainerCV's FPN takes the exact
