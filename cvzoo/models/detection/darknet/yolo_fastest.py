@@ -8,7 +8,7 @@ the ``.cfg`` that describes the network; the model is built from that cfg.
 
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.datasets.voc.voc_label_names import voc_bbox_label_names
-from cvzoo.models import zoo
+from cvzoo.models import pretrained, zoo
 from cvzoo.models.detection.darknet import darknet_detector
 from cvzoo.utils import download
 
@@ -42,16 +42,15 @@ def _voc_score(value):
 
 
 def _init_from_zoo(model, n_fg_class, pretrained_model):
-    """Build ``model`` from the cfg of its zoo entry, then load and re-make heads."""
-    key = pretrained_model if pretrained_model in model.weights else 'voc'
-    entry = model.weights[key]
+    """Build ``model`` from the cfg of its zoo entry ('voc' for a file or None), then
+    load and re-make heads."""
+    entry = pretrained.weights_entry(model, pretrained_model) or model.weights['voc']
     cfg = entry.files[0]
     cfg_path = download.cached_download(cfg.url, cfg.sha256, file_name=cfg.file_name,
                                         subdir='weights')
-    darknet_detector.DarknetDetector.__init__(model, cfg_path, label_names=entry.label_names)
-    if pretrained_model is not None:
-        model.load_pretrained(pretrained_model)
-    model._set_n_fg_class(n_fg_class)
+    darknet_detector.DarknetDetector.__init__(model, cfg_path)
+    pretrained.load_pretrained(model, pretrained_model, n_fg_class, model.n_fg_class, entry,
+                               model._set_n_fg_class)
 
 
 @zoo.register('yolo_fastest', task='detection')

@@ -28,7 +28,7 @@ import numpy
 import cvzoo.core.links as L
 from cvzoo import errors
 from cvzoo.core import backend
-from cvzoo.models import zoo
+from cvzoo.models import pretrained, zoo
 from cvzoo.models.converters import file_format
 from cvzoo.models.detection.darknet import cfg_network, darknet_detector, yolo_decoder
 from cvzoo.models.detection.yolo import resize_contain
@@ -131,10 +131,7 @@ def init_yolo(model, n_fg_class, pretrained_model):
             there are none). A local file must have this many classes.
         pretrained_model (str or None): a key of ``model.weights``, a file or None.
     """
-    entry = None
-    if isinstance(pretrained_model, str) and pretrained_model in model.weights:
-        entry = model.weights[pretrained_model]
-    n_built = entry.n_class if entry is not None else (n_fg_class or 20)
+    entry, n_built = pretrained.settle_n_class(model, pretrained_model, n_fg_class, 20)
     insize = DEFAULT_INSIZE
     if entry is not None:
         size = entry.preset.size
@@ -146,11 +143,10 @@ def init_yolo(model, n_fg_class, pretrained_model):
     model.insize = model.network.insize
     model.letterbox = True  # pjreddie's Darknet letterboxes at test time
     model.n_fg_class = n_built
-    model.label_names = None if entry is None else tuple(entry.label_names)
+    model.label_names = None
     model.use_preset('visualize')
-    if pretrained_model is not None:
-        model.load_pretrained(pretrained_model)
-    model._set_n_fg_class(n_fg_class)
+    pretrained.load_pretrained(model, pretrained_model, n_fg_class, n_built, entry,
+                               model._set_n_fg_class)
 
 
 def preset(insize, resize_backend):
