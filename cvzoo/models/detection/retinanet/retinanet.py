@@ -30,7 +30,7 @@ import numpy
 
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
-from cvzoo.core import config
+from cvzoo.core import backend, config
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.models import pretrained, zoo
@@ -131,31 +131,53 @@ class RetinaNetResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPND
         ``n_candidate`` best (anchor, class) pairs above ``score_thresh``, decoded and
         clipped to each resized image of ``sizes`` ((H', W') per image).
 
+        The number of pairs above the threshold of every image and level is read back
+        in one transfer (one host sync on a GPU); the pairs are then gathered on the
+        device in arrays of known sizes.
+
         Returns:
             tuple of (P,) arrays: image index, (P, 4) box, score, label.
         """
         locs, confs, level_anchors = outputs
         xp = self.xp
         limits = xp.asarray([[W, H, W, H] for H, W in sizes], numpy.float32)
+        probs = [F.sigmoid(conf).array.reshape(len(conf), -1) for conf in confs]
+        # NOTE: the running count of the pairs above the threshold, over the flattened
+        # (image, pair) entries of a level; its values at the images' ends are read.
+        running = [xp.cumsum((prob > self.score_thresh).reshape(-1)) for prob in probs]
+        ends = detector.to_host(*[count[prob.shape[1] - 1::prob.shape[1]]
+                                  for count, prob in zip(running, probs)])
         parts = []
-        for loc, conf, anchor in zip(locs, confs, level_anchors):
-            image_index, index, score = self._best_pairs(F.sigmoid(conf).array)
+        for loc, prob, count, end, anchor in zip(locs, probs, running, ends, level_anchors):
+            image_index, index, score = self._best_pairs(prob, count, end)
             anchor_index, label = index // self.n_fg_class, index % self.n_fg_class
             bbox = box_coder.decode(anchor[anchor_index], loc.array[image_index, anchor_index])
             bbox = xp.clip(bbox, 0, limits[image_index])
             parts.append((image_index, bbox, score, label))
         return tuple(xp.concatenate(part) for part in zip(*parts))
 
-    def _best_pairs(self, prob):
-        """(B, K, C) probabilities -> image index, flat index (K * C) and score of each
-        image's ``n_candidate`` best pairs above ``score_thresh``."""
+    def _best_pairs(self, prob, running, end):
+        """Image index, flat index (K * C) and score of each image's ``n_candidate`` best
+        pairs above ``score_thresh``, by image and decreasing score (ties: lower index).
+
+        Args:
+            prob (array): (B, K * C) probabilities of a level.
+            running (array): (B * K * C,) running count of the pairs above the threshold.
+            end (numpy.ndarray): (B,) its values at each image's last pair, on the host.
+        """
         xp = self.xp
-        prob = prob.reshape(len(prob), -1)
-        image_index, index = xp.nonzero(prob > self.score_thresh)
-        score = prob[image_index, index]
+        n_passed = numpy.diff(end, prepend=0)
+        # NOTE: the k-th pair above the threshold is where the running count reaches k
+        # (nonzero, with the same result, would read its size back from the device).
+        position = xp.searchsorted(running, xp.arange(1, int(end[-1]) + 1), side='left')
+        image_index, index = position // prob.shape[1], position % prob.shape[1]
+        score = prob.reshape(-1)[position]
         order = xp.lexsort(xp.stack((-score, image_index)))
-        rank = xp.arange(len(order)) - xp.searchsorted(image_index[order], image_index[order])
-        kept = order[rank < self.n_candidate]
+        # the first min(n_passed, n_candidate) of each image's run in ``order``
+        n_kept = numpy.minimum(n_passed, self.n_candidate)
+        skipped = numpy.cumsum(n_passed - n_kept) - (n_passed - n_kept)
+        kept = numpy.arange(n_kept.sum()) + numpy.repeat(skipped, n_kept)
+        kept = order[backend.on_device_of(kept, order)]
         return image_index[kept], index[kept], score[kept]
 
     def suppress(self, image_index, bbox, score, label, n_image):

@@ -12,7 +12,9 @@ import numpy
 
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
+from cvzoo.core import backend
 from cvzoo.core.training import reporter
+from cvzoo.models.detection import detector
 from cvzoo.models.detection.retinanet import anchor_matching, box_coder, focal_loss
 
 
@@ -77,6 +79,10 @@ class RetinaNetTrainChain(L.Chain):
     def targets(self, anchor, bboxes, labels, n_fg_class):
         """Targets of a batch on the device.
 
+        The anchors are matched on the host, after one transfer of the anchors and
+        boxes (the sizes of what they give depend on the data); the targets go back to
+        the device once made.
+
         Returns:
             tuple: ``gt_label`` (B, K, n_fg_class) int32 (1, 0, -1 ignored), ``fg_index``
             (F,) indices of the foreground anchors into the (B * K) flattened anchors,
@@ -84,20 +90,32 @@ class RetinaNetTrainChain(L.Chain):
             1 / (B * max(1, foreground anchors of the image)).
         """
         xp = self.xp
+        B = len(bboxes)
+        bboxes = [xp.asarray(bbox, numpy.float32).reshape(-1, 4) for bbox in bboxes]
+        labels = [xp.asarray(label, numpy.int32).reshape(-1) for label in labels]
+        arrays = detector.to_host(anchor, *bboxes, *labels)
+        anchor, bboxes, labels = arrays[0], arrays[1:1 + B], arrays[1 + B:]
         K = len(anchor)
-        gt_label = xp.zeros((len(bboxes), K, n_fg_class), numpy.int32)
+        # per anchor: its box's label, or BACKGROUND, or IGNORED
+        anchor_label = numpy.empty((B, K), numpy.int32)
         fg_index, gt_loc, n_fg = [], [], []
         for i, (bbox, label) in enumerate(zip(bboxes, labels)):  # NOTE: per image, a few
-            bbox = xp.asarray(bbox, numpy.float32).reshape(-1, 4)
-            label = xp.asarray(label, numpy.int32).reshape(-1)
             match = anchor_matching.match_anchors(anchor, bbox, self.fg_thresh,
                                                   self.bg_thresh)
-            fg = xp.nonzero(match >= 0)[0]
-            gt_label[i, fg, label[match[fg]]] = 1
-            gt_label[i, match == anchor_matching.IGNORED] = focal_loss.IGNORE_LABEL
+            fg = numpy.nonzero(match >= 0)[0]
+            anchor_label[i] = match
+            anchor_label[i, fg] = label[match[fg]]
             fg_index.append(fg + i * K)
             gt_loc.append(box_coder.encode(anchor[fg], bbox[match[fg]]))
             n_fg.append(max(len(fg), 1))
-        weight = 1 / (len(bboxes) * xp.asarray(n_fg, numpy.float32))
-        return (gt_label, xp.concatenate(fg_index), xp.concatenate(gt_loc).astype(numpy.float32),
-                weight.astype(numpy.float32))
+        weight = 1 / (B * numpy.asarray(n_fg, numpy.float32))
+        anchor_label, fg_index, gt_loc, weight = (
+            backend.to_device(array, self.device)
+            for array in (anchor_label[:, :, None], numpy.concatenate(fg_index),
+                          numpy.concatenate(gt_loc).astype(numpy.float32),
+                          weight.astype(numpy.float32)))
+        gt_label = (anchor_label == xp.arange(n_fg_class, dtype=numpy.int32)).astype(
+            numpy.int32)
+        gt_label = xp.where(anchor_label == anchor_matching.IGNORED, focal_loss.IGNORE_LABEL,
+                            gt_label).astype(numpy.int32)
+        return gt_label, fg_index, gt_loc, weight
