@@ -18,8 +18,6 @@ file or None) and a class count (``n_class`` or ``n_fg_class``) does, in this or
 (None, 20)
 """
 
-import os
-
 from cvzoo.models import zoo
 
 
@@ -35,8 +33,7 @@ def weights_entry(model_class, pretrained_model, backbone_keys=()):
     Returns:
         Weights or None: None for a backbone key, a path, an unknown key or None.
     """
-    cls = model_class if isinstance(model_class, type) else type(model_class)
-    entries = getattr(cls, 'weights', None) or {}
+    entries = getattr(model_class, 'weights', None) or {}
     if isinstance(pretrained_model, str) and pretrained_model in entries \
             and pretrained_model not in backbone_keys:
         return entries[pretrained_model]
@@ -62,20 +59,16 @@ def settle_n_class(model_class, pretrained_model, n_class, default, backbone_key
         or None) and an int.
 
     Raises:
-        ValueError: ``pretrained_model`` is a string that is neither a key nor a file
-            (the message lists the keys), or no count is known.
+        ValueError: no count is known (``default`` None, no entry and no ``n_class``).
     """
-    if isinstance(pretrained_model, str) and not os.path.isfile(pretrained_model):
-        zoo.resolve_weights(model_class, pretrained_model)  # raises, naming the keys
     entry = weights_entry(model_class, pretrained_model, backbone_keys)
     if entry is not None:
         return entry, entry.n_class
     if n_class:
         return None, n_class
     if default is None:
-        cls = model_class if isinstance(model_class, type) else type(model_class)
         raise ValueError(f'n_class: expected an int when pretrained_model is not a key of '
-                         f'{sorted(getattr(cls, "weights", {}))}, got {n_class!r} '
+                         f'{sorted(getattr(model_class, "weights", None) or {})}, got {n_class!r} '
                          f'(pretrained_model={pretrained_model!r})')
     return None, default
 
@@ -111,3 +104,17 @@ def load_pretrained(model, pretrained_model, n_class, n_built, entry, reset_head
     if n_class is not None and n_class != n_built:
         reset_head(n_class)
         model.label_names = None
+
+
+def load_pretrained_with_preset(model, pretrained_model, n_class, *, source=None):
+    """:func:`load_pretrained` for a model built with :func:`settle_n_class`'s count
+    that also takes the entry's preset (classifiers and semantic segmenters).
+
+    The model re-makes its head with ``model.reset_head(n_class)``.
+    """
+    entry = weights_entry(model, pretrained_model)
+    n_built = entry.n_class if entry is not None else n_class
+    load_pretrained(model, pretrained_model, n_class, n_built, entry, model.reset_head,
+                    source=source)
+    if entry is not None:
+        model.preset = entry.preset

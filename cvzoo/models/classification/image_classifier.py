@@ -15,7 +15,7 @@ import numpy
 import cvzoo.core.functions as F
 from cvzoo import transforms
 from cvzoo.core import backend, config
-from cvzoo.models import zoo
+from cvzoo.models import pretrained, zoo
 from cvzoo.models.pickable_sequential_chain import PickableSequentialChain
 from cvzoo.utils import image as image_utils
 
@@ -34,9 +34,7 @@ def n_class_for(model_class, pretrained_model, n_class, default):
         n_class (int or None): what the user asked for.
         default (int): used when neither says (1000, ImageNet).
     """
-    if isinstance(pretrained_model, str) and pretrained_model in getattr(model_class, 'weights', {}):
-        return model_class.weights[pretrained_model].n_class
-    return n_class or default
+    return pretrained.settle_n_class(model_class, pretrained_model, n_class, default)[1]
 
 
 class ImageClassifier(PickableSequentialChain):
@@ -54,15 +52,7 @@ class ImageClassifier(PickableSequentialChain):
 
     def _load_pretrained(self, pretrained_model, n_class, source=None):
         """Load weights (a key or a path), then re-make the head when n_class differs."""
-        if pretrained_model is None:
-            return
-        entry = zoo.load_weights(self, pretrained_model, source=source)
-        if entry is not None:
-            self.preset = entry.preset
-            self.label_names = entry.label_names
-            if n_class is not None and n_class != entry.n_class:
-                self.reset_head(n_class)
-                self.label_names = None
+        pretrained.load_pretrained_with_preset(self, pretrained_model, n_class, source=source)
 
     def reset_head(self, n_class):
         """Replace the logits layer by a new one with ``n_class`` outputs."""

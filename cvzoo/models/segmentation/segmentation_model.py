@@ -20,7 +20,7 @@ import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo import transforms
 from cvzoo.core import backend, config
-from cvzoo.models import zoo
+from cvzoo.models import pretrained
 from cvzoo.utils import image as image_utils
 
 CHANNEL_ORDERS = ('rgb', 'bgr')
@@ -32,13 +32,7 @@ def n_class_for(model_class, pretrained_model, n_class):
     Raises:
         ValueError: neither a zoo key nor ``n_class`` says how many classes.
     """
-    entries = getattr(model_class, 'weights', {})
-    if isinstance(pretrained_model, str) and pretrained_model in entries:
-        return entries[pretrained_model].n_class
-    if n_class is None:
-        raise ValueError(f'n_class: expected an int when pretrained_model is not a key of '
-                         f'{sorted(entries)}, got None (pretrained_model={pretrained_model!r})')
-    return n_class
+    return pretrained.settle_n_class(model_class, pretrained_model, n_class, None)[1]
 
 
 class SegmentationModel(L.Chain):
@@ -62,16 +56,7 @@ class SegmentationModel(L.Chain):
 
     def _load_pretrained(self, pretrained_model, n_class, source=None):
         """Load weights (a key or a path), then re-make the head when n_class differs."""
-        if pretrained_model is None:
-            return
-        entry = zoo.load_weights(self, pretrained_model, source=source)
-        if entry is None:
-            return
-        self.preset = entry.preset
-        self.label_names = entry.label_names
-        if n_class is not None and n_class != entry.n_class:
-            self.reset_head(n_class)
-            self.label_names = None
+        pretrained.load_pretrained_with_preset(self, pretrained_model, n_class, source=source)
 
     def reset_head(self, n_class):
         """Replace the layers that depend on the number of classes (new random weights)."""

@@ -152,6 +152,9 @@ class SSD300VGG16(ssd.SSD):
         if n_fg_class is not None and (not isinstance(n_fg_class, int) or n_fg_class < 1):
             raise ValueError(f'n_fg_class: expected an int >= 1 or None, got {n_fg_class!r}')
         entry, n_built = pretrained.settle_n_class(self, pretrained_model, n_fg_class, 80)
+        if isinstance(pretrained_model, str) and entry is None \
+                and not os.path.isfile(pretrained_model):
+            zoo.resolve_weights(self, pretrained_model)  # raises, naming the keys
         n_unused_class = 0
         if entry is not None:
             n_unused_class = len(torchvision_names.COCO_UNUSED_IDS)
