@@ -13,6 +13,7 @@ from cvzoo.models.zoo import (
     fetch_weights,
     get_model,
     get_model_class,
+    iter_weights,
     list_models,
     load_weights,
     model_info,
@@ -22,6 +23,6 @@ from cvzoo.models.zoo import (
 
 __all__ = [
     'Preset', 'Score', 'WeightFile', 'Weights', 'fetch_weights', 'get_model', 'get_model_class',
-    'list_models',
+    'iter_weights', 'list_models',
     'load_weights', 'model_info', 'register', 'resolve_weights',
 ]

@@ -10,7 +10,7 @@ from PIL import Image
 from cvzoo.cli import commands, main
 from cvzoo.core.links import link
 from cvzoo.core.variable import Parameter
-from cvzoo.models import zoo
+from cvzoo.models import discovery, registry, zoo
 
 
 class _FakeClassifier:
@@ -265,8 +265,8 @@ def trust_toy(http_server, monkeypatch, tmp_path):
     """'trust_toy' registered with key 'imagenet' served (UNPUBLISHED) from 127.0.0.1."""
     monkeypatch.setenv('CVZOO_HOME', str(tmp_path / 'home'))
     monkeypatch.delenv('CVZOO_WEIGHTS_MIRROR', raising=False)
-    zoo._import_all_models()
-    monkeypatch.setattr(zoo, '_REGISTRY', {})
+    discovery.import_all_models()
+    monkeypatch.setattr(registry, '_REGISTRY', {})
     zoo.register('trust_toy', task='classification')(_TrustToy)
     entry = zoo.Weights(
         url=http_server.url_for('toy.npz'), sha256=zoo.UNPUBLISHED, source_format='cvzoo_npz',

@@ -16,7 +16,8 @@ from cvzoo import errors
 from cvzoo.core.links import link
 from cvzoo.core.serializers import npz as npz_serializer
 from cvzoo.core.variable import Parameter
-from cvzoo.models import zoo
+from cvzoo.models import conversion_cache, discovery, weight_files, zoo
+from cvzoo.models import registry as registry_module
 from cvzoo.models.converters import file_format
 
 SHA = 'ab' * 32
@@ -78,15 +79,22 @@ def test_schema_finds_each_problem(case):
     assert len(problems) == 1 and message in problems[0], problems
 
 
-def _registered_entries():
-    return [(name, key) for name in zoo.list_models()
-            for key in getattr(zoo._REGISTRY[name][0], 'weights', {})]
+_ENTRIES = list(zoo.iter_weights())
 
 
-@pytest.mark.parametrize('name, key', _registered_entries())
-def test_every_registered_entry_follows_the_schema(name, key):
-    cls, _ = zoo._REGISTRY[name]
-    assert zoo.schema_problems(cls.weights[key]) == []
+@pytest.mark.parametrize('entry', [weights for _, _, weights in _ENTRIES],
+                         ids=[f'{name}-{key}' for name, key, _ in _ENTRIES])
+def test_every_registered_entry_follows_the_schema(entry):
+    assert zoo.schema_problems(entry) == []
+
+
+def test_iter_weights_yields_every_key_of_every_model():
+    expected = [(name, key) for name in zoo.list_models()
+                for key in getattr(zoo.get_model_class(name), 'weights', {})]
+    assert [(name, key) for name, key, _ in _ENTRIES] == expected
+    assert all(zoo.get_model_class(name).weights[key] is entry for name, key, entry in _ENTRIES)
+    detection = [item[:2] for item in zoo.iter_weights('detection')]
+    assert detection and all(name in zoo.list_models('detection') for name, _ in detection)
 
 
 class _Affine(link.Link):
@@ -140,9 +148,9 @@ def pth_writer():
 @pytest.fixture
 def registry(monkeypatch):
     """An empty registry for this test only (no fake model stays registered)."""
-    zoo._import_all_models()
-    monkeypatch.setattr(zoo, '_REGISTRY', {})
-    return zoo._REGISTRY
+    discovery.import_all_models()
+    monkeypatch.setattr(registry_module, '_REGISTRY', {})
+    return registry_module._REGISTRY
 
 
 def test_register_list_info_get(registry):
@@ -249,7 +257,7 @@ def test_corrupt_cache_is_converted_again(tmp_path, rng, pth_writer, caplog):
     Toy(pretrained_model=path)
     cache = _converted(tmp_path, 'toy.pth')
     cache.write_bytes(cache.read_bytes()[:50])
-    with caplog.at_level(logging.WARNING, logger=zoo.__name__):
+    with caplog.at_level(logging.WARNING, logger=conversion_cache.__name__):
         _assert_loaded(Toy(pretrained_model=path), _reference(state))
     assert 'converting again' in caplog.text
     assert npz_serializer.read_npz(cache)['fc/W'].shape == (3, 2)
@@ -338,7 +346,7 @@ def test_load_by_key_fetches_every_file(tmp_path, rng, pth_writer, monkeypatch):
     cfg = zoo.WeightFile('https://example.org/toy.cfg', digest['toy.cfg'])
     entry = _weights(sha256=digest['toy-1234.pth'], files=(cfg,), convert_from='torchvision')
     fetched = []
-    monkeypatch.setattr(zoo, '_cached_download', _fake_download(tmp_path, fetched))
+    monkeypatch.setattr(weight_files, '_cached_download', _fake_download(tmp_path, fetched))
     monkeypatch.setattr(Toy, 'weights', {'imagenet': entry})
     assert zoo.fetch_weights(entry) == [str(tmp_path / 'toy-1234.pth'), str(tmp_path / 'toy.cfg')]
     model = Toy()
@@ -366,8 +374,8 @@ def test_fetch_through_the_weights_mirror(tmp_path, monkeypatch):
 
 def test_real_weights_load_through_a_local_path(shared_data, tmp_path):
     shutil.copyfile(shared_data / 'weights' / 'squeezenet1_1_deepscale.pth', tmp_path / 's.pth')
-    arrays, save = zoo._converted_arrays(link.Chain(), str(tmp_path / 's.pth'), 'torch',
-                                         'x' * 64)
+    arrays, save = conversion_cache.converted_arrays(link.Chain(), str(tmp_path / 's.pth'),
+                                                     'torch', 'x' * 64)
     assert arrays['features.0.weight'].shape == (64, 3, 3, 3)
     save()
     assert _converted(tmp_path, 's.pth').exists()
@@ -468,7 +476,7 @@ def test_unpublished_hash_is_recorded_then_verified(http_server, pth_writer, rng
     record = cached.with_name('toy-1234.pth.sha256')
     assert zoo.fetch_weights(entry) == [str(cached)]
     assert not record.exists()  # fetching alone trusts nothing
-    with caplog.at_level(logging.WARNING, logger=zoo.__name__):
+    with caplog.at_level(logging.WARNING, logger=weight_files.__name__):
         _assert_loaded(Toy(pretrained_model='imagenet'), _reference(state))
     assert 'publishes no sha256' in caplog.text and 'trusting' in caplog.text
     assert str(record) == zoo.trust_record_path(entry.main_file)
@@ -537,5 +545,5 @@ def test_prefix_entry_loads_and_caches_by_full_hash(http_server, pth_writer, rng
     monkeypatch.setattr(Toy, 'weights', {
         'imagenet': dataclasses.replace(Toy.weights['imagenet'], sha256=full[:8])})
     _assert_loaded(Toy(pretrained_model='imagenet'), _reference(state))
-    stamp = npz_serializer.read_npz(cached.with_name('toy-1234.pth.cvzoo.npz'))[zoo._CACHE_KEY]
+    stamp = npz_serializer.read_npz(cached.with_name('toy-1234.pth.cvzoo.npz'))[conversion_cache.CACHE_KEY]
     assert full in stamp.tobytes().decode()

@@ -88,7 +88,7 @@ def test_fixed_arch_is_enforced():
 @pytest.mark.parametrize('name', ['se_resnet50', 'se_resnet101', 'se_resnet152',
                                   'se_resnext50', 'se_resnext101'])
 def test_entries(name):
-    entry = zoo.resolve_weights(zoo._model_class(name)[0], 'imagenet')
+    entry = zoo.resolve_weights(zoo.get_model_class(name), 'imagenet')
     assert entry.sha256 == zoo.UNPUBLISHED and entry.convert_from == 'chainercv'
     assert entry.url.startswith('https://chainercv-models.preferred.jp/' + name)
     assert zoo.schema_problems(entry) == []

@@ -16,7 +16,7 @@ import numpy
 import pytest
 
 from cvzoo.core import config
-from cvzoo.models import zoo
+from cvzoo.models import weight_files, zoo
 from cvzoo.models.classification.squeezenet import squeezenet
 from cvzoo.utils import image as image_utils
 
@@ -39,7 +39,7 @@ def samples(tmp_path_factory):
     # NOTE: a copy, so that the converted cache is written beside it, not into shared/data
     path = tmp_path_factory.mktemp('deepscale') / 'squeezenet1_1_deepscale.pth'
     shutil.copyfile(root / WEIGHTS, path)
-    assert zoo._sha256_of_file(path) == SHA256
+    assert weight_files.sha256_of_file(path) == SHA256
     model = squeezenet.SqueezeNet1_1()
     assert zoo.load_weights(model, path, source='torchvision') is None
     model.preset = squeezenet.DEEPSCALE_PRESET

@@ -1,0 +1,176 @@
+"""Weight files: fetch and verify them, with trust on first use for unpublished hashes.
+
+Files are fetched through :func:`cvzoo.utils.download.cached_download` into
+``$CVZOO_HOME/weights`` (or found in ``$CVZOO_WEIGHTS_MIRROR``). A full sha256 is checked
+there; a published prefix is checked here. A file whose source publishes no sha256
+(``UNPUBLISHED``) is trusted the first time it is fetched *and loads into its model*;
+its sha256 is then recorded in ``$CVZOO_HOME/weights/<file_name>.sha256``
+(:func:`trust_record_path`), and every later load is verified against that record
+(:func:`cvzoo.models.zoo.load_weights` calls :func:`pending_trust`, then
+:func:`record_trust` or :func:`drop_untrusted`). ``cvzoo download --forget MODEL KEY``
+(:func:`forget_trust`) removes the record, the file and its converted cache.
+"""
+
+import hashlib
+import logging
+import os
+import re
+
+from cvzoo import errors
+from cvzoo.core.serializers import atomic_write
+from cvzoo.models import conversion_cache, registry, weights_schema
+from cvzoo.utils import paths
+
+WEIGHTS_SUBDIR = 'weights'  # downloads go to $CVZOO_HOME/weights
+
+_logger = logging.getLogger(__name__)
+
+
+def _cached_download(url, sha256, file_name):
+    # NOTE: imported here, so that the zoo imports without the download stack (requests).
+    from cvzoo.utils import download
+
+    return download.cached_download(url, sha256, file_name=file_name, subdir=WEIGHTS_SUBDIR)
+
+
+def is_full_sha256(sha256):
+    """True for 64 lowercase hex digits (a hash checked while downloading)."""
+    return re.fullmatch('[0-9a-f]{64}', sha256) is not None
+
+
+def trust_record_path(weight_file: weights_schema.WeightFile) -> str:
+    """Where the trust-on-first-use record of an ``UNPUBLISHED`` file lives:
+    ``$CVZOO_HOME/weights/<file_name>.sha256``, beside the downloaded file."""
+    return os.fspath(paths.cvzoo_home() / WEIGHTS_SUBDIR / (weight_file.file_name + '.sha256'))
+
+
+def _hash_problem(weight_file, path):
+    """Check ``path`` against its entry's prefix or its trust record.
+
+    Returns:
+        tuple: ``(problem, pending)``: why the file fails (None if it passes), and for an
+        ``UNPUBLISHED`` file seen for the first time, ``(record_path, sha256)`` to be
+        written once the file has loaded (else None).
+    """
+    actual = sha256_of_file(path)
+    if weight_file.sha256 != weights_schema.UNPUBLISHED:
+        if actual.startswith(weight_file.sha256):
+            return None, None
+        return f'sha256 {actual} does not start with the published {weight_file.sha256}', None
+    record = path + '.sha256'
+    if not os.path.exists(record):
+        return None, (record, actual)
+    with open(record) as file:
+        recorded = file.read().strip()
+    if recorded == actual:
+        return None, None
+    return (f'sha256 {actual} differs from {recorded} recorded at the first download in '
+            f'{record} (`cvzoo download --forget MODEL KEY` removes the record)'), None
+
+
+def _fetch_verified(weight_file):
+    """Fetch one file; a hash that is a prefix or unpublished is checked here.
+
+    A cached file that fails the check is deleted and fetched once more; if the fresh
+    copy fails too, it is deleted and DownloadError names the URL and the path.
+
+    Returns:
+        tuple: ``(path, pending)``, ``pending`` as in :func:`_hash_problem`.
+    """
+    if is_full_sha256(weight_file.sha256):
+        return os.fspath(_cached_download(weight_file.url, weight_file.sha256,
+                                          weight_file.file_name)), None
+    problem = None
+    for _ in range(2):
+        path = os.fspath(_cached_download(weight_file.url, None, weight_file.file_name))
+        problem, pending = _hash_problem(weight_file, path)
+        if problem is None:
+            return path, pending
+        os.remove(path)
+    raise errors.DownloadError(f'{weight_file.url}: {problem}; the file {path} was deleted')
+
+
+def fetch_weights(weights: weights_schema.Weights) -> list:
+    """Download (or find in the cache or the mirror) every file of an entry, verified.
+
+    ``sha256`` is checked in full when it has 64 hex digits, as a prefix when the source
+    publishes only a prefix, and against the sha256 recorded at the first successful
+    load (see :func:`cvzoo.models.zoo.load_weights`) for ``UNPUBLISHED``. Fetching
+    alone records no trust: a file with no record is returned unverified.
+
+    Returns:
+        list of str: local paths, the main file first, then ``weights.files``.
+
+    Raises:
+        cvzoo.errors.DownloadError: a file cannot be fetched or fails its check (the file
+            is deleted; the message names the URL and the path).
+    """
+    return [_fetch_verified(f)[0] for f in weights.all_files]
+
+
+def pending_trust(weights, fetched):
+    """(record, sha256) of each fetched file with no published hash and no record yet.
+
+    Args:
+        weights (Weights): the entry.
+        fetched (list of str): its files' local paths, from :func:`fetch_weights`.
+    """
+    return [(path + '.sha256', sha256_of_file(path))
+            for f, path in zip(weights.all_files, fetched)
+            if f.sha256 == weights_schema.UNPUBLISHED and not os.path.exists(path + '.sha256')]
+
+
+def record_trust(pending, url):
+    """Write the sha256 records of first-seen files that have loaded (see
+    :func:`pending_trust`); ``url`` names the entry in the warning."""
+    for record, sha256 in pending:
+        _logger.warning('%s: its source publishes no sha256; trusting this first download, '
+                        'which loaded, and recording its sha256 %s in %s', url, sha256, record)
+        with atomic_write.atomic_write(record) as tmp_path, open(tmp_path, 'w') as file:
+            file.write(sha256 + '\n')
+
+
+def drop_untrusted(pending):
+    """Delete first-seen files that did not load, so that the next load fetches them again."""
+    for record, _ in pending:
+        path = record[:-len('.sha256')]
+        _logger.warning('%s: not trusted (it did not load) and deleted', path)
+        for name in (path, path + conversion_cache.CONVERTED_SUFFIX):
+            if os.path.exists(name):
+                os.remove(name)
+
+
+def forget_trust(model_class, key: str) -> list:
+    """Undo trust on first use for the ``UNPUBLISHED`` files of a weight key.
+
+    Removes each file's record ``$CVZOO_HOME/weights/<file_name>.sha256``, the
+    downloaded file and its converted cache, so that the next load fetches the file
+    again and trusts it only once it loads.
+
+    Returns:
+        list of str: the paths removed.
+
+    Raises:
+        ValueError: no such key.
+    """
+    weights = registry.resolve_weights(model_class, key)
+    removed = []
+    for weight_file in weights.all_files:
+        if weight_file.sha256 != weights_schema.UNPUBLISHED:
+            continue
+        record = trust_record_path(weight_file)
+        path = record[:-len('.sha256')]
+        for name in (record, path, path + conversion_cache.CONVERTED_SUFFIX):
+            if os.path.exists(name):
+                os.remove(name)
+                removed.append(name)
+    return removed
+
+
+def sha256_of_file(path):
+    """The sha256 of a file, as 64 lowercase hex digits."""
+    digest = hashlib.sha256()
+    with open(path, 'rb') as file:
+        for block in iter(lambda: file.read(1 << 20), b''):
+            digest.update(block)
+    return digest.hexdigest()
