@@ -17,6 +17,7 @@ import time
 # NOTE: run from a checkout without installing: the repository root holds cvzoo/.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from cvzoo.datasets import registry
 from cvzoo.evaluators import DetectionCOCOEvaluator, DetectionVOCEvaluator
 from cvzoo.models import zoo
 from cvzoo.models.detection import evaluate
@@ -48,7 +49,8 @@ def main(argv=None):
     model = zoo.get_model(args.model, pretrained_model=args.pretrained_model)
     model.to_device(args.device)
     model.use_preset('evaluate')
-    data = evaluate.load_dataset(args.dataset, model.label_names, args.split, args.limit)
+    data = registry.load_detection_dataset(args.dataset, model.label_names, args.split,
+                                           args.limit)
     evaluator = build_evaluator(data, model, args.use_07_metric, args.batchsize)
     start = time.perf_counter()
     report = evaluator.evaluate()

@@ -14,6 +14,7 @@ import sys
 # NOTE: run from a checkout without installing: the repository root holds cvzoo/.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from cvzoo.datasets import registry
 from cvzoo.models import zoo
 from cvzoo.models.classification import evaluate
 
@@ -41,7 +42,7 @@ def main(argv=None):
     kwargs = {'source': args.source} if args.source else {}
     model = zoo.get_model(args.model, pretrained_model=args.pretrained_model, **kwargs)
     model.to_device(args.device)
-    dataset = evaluate.load_dataset(args.dataset)
+    dataset = registry.load_classification_dataset(args.dataset)
     result = evaluate.evaluate(model, dataset, crop=args.crop, batchsize=args.batchsize,
                                limit=args.limit)
     print(f'model {args.model}, weights {args.pretrained_model}, crop {args.crop}, '

@@ -17,6 +17,7 @@ import time
 # NOTE: run from a checkout without installing: the repository root holds cvzoo/.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from cvzoo.datasets import registry
 from cvzoo.evaluators import SemanticSegmentationEvaluator
 from cvzoo.models import zoo
 from cvzoo.models.segmentation import evaluate
@@ -36,7 +37,8 @@ def main(argv=None):
     parser.add_argument('--limit', type=int, default=None, help='only the first N images')
     args = parser.parse_args(argv)
 
-    data = evaluate.load_dataset(args.dataset, args.data_dir, args.ignore_label, args.limit)
+    data = registry.load_semantic_segmentation_dataset(args.dataset, args.data_dir,
+                                                       args.ignore_label, args.limit)
     n_class = args.n_class or (len(data.label_names) if data.label_names else None)
     model = zoo.get_model(args.model, pretrained_model=args.pretrained_model, n_class=n_class)
     model.to_device(args.device)

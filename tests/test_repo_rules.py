@@ -1,8 +1,8 @@
 """Architecture rules a linter cannot check: layering, CuPy isolation, test coverage of F.
 
-DESIGN.md: imports point downwards only (models -> core, utils, transforms, datasets;
-evaluators -> core, utils; datasets -> utils, transforms; utils and transforms ->
-core.backend at most; core imports nothing else of cvzoo).
+DESIGN.md: imports point downwards only (models -> core, utils, transforms, datasets
+(label names only); evaluators -> core, utils; datasets -> utils, transforms; utils and
+transforms -> core.backend at most; core imports nothing else of cvzoo).
 """
 
 import ast
@@ -20,6 +20,7 @@ ALLOWED = {
     'transforms': {'transforms', 'utils', 'core.backend'},
     'datasets': {'datasets', 'utils', 'transforms'},
     'evaluators': {'evaluators', 'core', 'utils'},
+    # datasets: label-name modules only, see test_models_take_only_label_names_from_datasets
     'models': {'models', 'core', 'utils', 'transforms', 'datasets'},
     'testing': {'testing', 'core', 'utils', 'models', 'datasets', 'transforms', 'evaluators'},
 }
@@ -72,6 +73,37 @@ def _is_name_import_of_allowed_module(target, layer):
     # the bare package name is fine when one of its allowed modules is what is imported.
     rest = target[len('cvzoo.'):] if target.startswith('cvzoo.') else target
     return any(allowed.startswith(rest + '.') for allowed in ALLOWED[layer])
+
+
+def _imported_names(tree):
+    """Every full name a module imports (``from P import n`` gives ``P.n``)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield from (f'{node.module}.{alias.name}' for alias in node.names)
+
+
+def _is_label_names(name):
+    return any(part.endswith('_label_names') for part in name.split('.'))
+
+
+@pytest.mark.parametrize('path', [p for p in _modules() if _layer(p) == 'models'],
+                         ids=lambda p: str(p.relative_to(ROOT)))
+def test_models_take_only_label_names_from_datasets(path):
+    """DESIGN.md: models take label names from cvzoo.datasets and nothing else (the choice
+    of a dataset by name lives in cvzoo.datasets.registry, used by the scripts)."""
+    tree = ast.parse(path.read_text(), str(path))
+    bad = sorted(name for name in _imported_names(tree)
+                 if name.startswith('cvzoo.datasets') and not _is_label_names(name))
+    assert not bad, f'{path.relative_to(ROOT)} imports {bad} from cvzoo.datasets'
+
+
+def test_label_names_rule_can_fail():
+    tree = ast.parse('from cvzoo.datasets import VOCBboxDataset\n'
+                     'from cvzoo.datasets.voc import voc_label_names\n')
+    names = [name for name in _imported_names(tree) if not _is_label_names(name)]
+    assert names == ['cvzoo.datasets.VOCBboxDataset']
 
 
 # the backend imports CuPy; the stand-in plays it in tests

@@ -1,4 +1,5 @@
-"""scripts/eval_detection.py and cvzoo.models.detection.evaluate on tiny VOC/COCO folders."""
+"""scripts/eval_detection.py, cvzoo.models.detection.evaluate and the detection datasets of
+cvzoo.datasets.registry on tiny VOC/COCO folders."""
 
 import importlib.util
 import json
@@ -8,6 +9,7 @@ import shutil
 import numpy
 import pytest
 
+from cvzoo.datasets import registry
 from cvzoo.models.detection import evaluate
 from cvzoo.models.detection.darknet.darknet_detector import DarknetDetector
 from cvzoo.utils import image
@@ -83,7 +85,7 @@ def test_voc_folder_full_evaluator_run_with_a_tiny_model(script, tmp_path, rng):
                            [('dog', (5, 5, 30, 30), 0), ('cat', (10, 2, 45, 20), i % 2)])
               for i in range(3)}
     root = _voc_folder(tmp_path / 'voc', images)
-    data = evaluate.load_dataset(str(root), model.label_names, limit=2)
+    data = registry.load_detection_dataset(str(root), model.label_names, limit=2)
     assert (data.protocol, len(data.dataset), data.label_names) == ('voc', 2, ('cat', 'dog'))
     report = script.build_evaluator(data, model, None, batchsize=2).evaluate()
     assert set(report) == {'map', 'ap/cat', 'ap/dog'}
@@ -107,22 +109,22 @@ def _coco_folder(root, categories, img):
 def test_coco_folder_labels_follow_the_model_names(tmp_path, rng):
     categories = [{'id': 3, 'name': 'dog'}, {'id': 5, 'name': 'cat'}]
     root = _coco_folder(tmp_path / 'coco', categories, rng.uniform(0, 255, (3, 16, 20)))
-    data = evaluate.load_dataset(str(root), ('cat', 'dog'))
+    data = registry.load_detection_dataset(str(root), ('cat', 'dog'))
     assert data.protocol == 'coco' and data.label_names == ('cat', 'dog')
     _, bbox, label, crowded, area = data.dataset[0]
     numpy.testing.assert_array_equal(label, [1, 0])  # dog, cat in the model's order
     assert bbox.shape == (2, 4) and crowded.shape == (2,) and area.shape == (2,)
-    assert evaluate.load_dataset(str(root)).label_names == ('dog', 'cat')
+    assert registry.load_detection_dataset(str(root)).label_names == ('dog', 'cat')
     with pytest.raises(ValueError, match=r"\['dog'\]"):
-        evaluate.load_dataset(str(root), ('cat', 'bird'))
+        registry.load_detection_dataset(str(root), ('cat', 'bird'))
 
 
 def test_dataset_errors(tmp_path):
     with pytest.raises(ValueError, match='dataset'):
-        evaluate.load_dataset(str(tmp_path / 'absent'))
+        registry.load_detection_dataset(str(tmp_path / 'absent'))
     (tmp_path / 'annotations').mkdir()
     with pytest.raises(ValueError, match='COCO-layout'):
-        evaluate.load_dataset(str(tmp_path))
+        registry.load_detection_dataset(str(tmp_path))
 
 
 @pytest.fixture

@@ -11,8 +11,9 @@ import pytest
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core.serializers import npz as npz_serializer
+from cvzoo.datasets import registry as dataset_registry
 from cvzoo.datasets.imagenet import imagenet_label_names
-from cvzoo.models import zoo
+from cvzoo.models import discovery, registry, zoo
 from cvzoo.models.classification import evaluate, image_classifier
 from cvzoo.models.classification.resnet import presets
 
@@ -38,8 +39,8 @@ class TinyClassifier(image_classifier.ImageClassifier):
 
 @pytest.fixture
 def tiny_model(monkeypatch, tmp_path):
-    zoo._import_all_models()
-    monkeypatch.setitem(zoo._REGISTRY, 'tiny_cls', (TinyClassifier, 'classification'))
+    discovery.import_all_models()
+    monkeypatch.setitem(registry._REGISTRY, 'tiny_cls', (TinyClassifier, 'classification'))
     entry = dataclasses.replace(presets.torchvision_entry('tiny-0123abcd.pth', 60.0,
                                                           page='tiny'), preset=TinyClassifier.preset)
     monkeypatch.setattr(TinyClassifier, 'weights', {'imagenet': entry}, raising=False)
@@ -80,18 +81,18 @@ def _reference_errors(model, dataset, ten):
 
 def test_wnid_folders_take_imagenet_labels(tmp_path):
     _write_folder(tmp_path / 'val', numpy.random.default_rng(1))
-    dataset = evaluate.load_dataset(tmp_path / 'val')
+    dataset = dataset_registry.load_classification_dataset(tmp_path / 'val')
     assert list(dataset.labels) == [3, 3, 500, 500, 999, 999]
 
 
 def test_file_list_and_its_errors(tmp_path):
     _write_folder(tmp_path / 'val', numpy.random.default_rng(2))
     (tmp_path / 'val.txt').write_text(f'val/{WNIDS[3]}/0.png 3\nval/{WNIDS[999]}/1.png 999\n')
-    dataset = evaluate.load_dataset(tmp_path / 'val.txt')
+    dataset = dataset_registry.load_classification_dataset(tmp_path / 'val.txt')
     assert len(dataset) == 2 and dataset[1][0].shape == (3, 27, 24) and dataset[1][1] == 999
     (tmp_path / 'bad.txt').write_text('only_a_path.png\n')
     with pytest.raises(ValueError, match='line 1: expected "path label"'):
-        evaluate.load_dataset(tmp_path / 'bad.txt')
+        dataset_registry.load_classification_dataset(tmp_path / 'bad.txt')
     with pytest.raises(ValueError, match='crop: expected'):
         evaluate.evaluate(None, dataset, crop='five')
 
@@ -104,7 +105,7 @@ def test_script_end_to_end(tiny_model, tmp_path, capsys, crop):
             str(tmp_path / 'val'), '--crop', crop, '--batchsize', '4', '--limit', '5']
     assert _load_script().main(argv) == 0
     out = capsys.readouterr().out
-    dataset = evaluate.load_dataset(tmp_path / 'val')
+    dataset = dataset_registry.load_classification_dataset(tmp_path / 'val')
     top1, top5 = _reference_errors(model, [dataset[i] for i in range(5)], crop == 'ten')
     assert f'top-1 error {100 * top1:.2f} %' in out and f'top-5 error {100 * top5:.2f} %' in out
     assert f'crop {crop}, 5 images' in out and '(reported: n/a)' in out

@@ -1,68 +1,21 @@
 """Evaluate a classifier on ImageNet-style data: top-1 and top-5 error, center or ten crop.
 
-The data is a folder per class (ImageNet's validation layout with wnid folder names,
-mapped to labels through the sorted synset list, or any class folders, labelled in
-sorted order) or a text file of ``relative/path label`` lines.
+The data (a folder per class or a file list) is read by
+:func:`cvzoo.datasets.registry.load_classification_dataset`.
 
->>> result = evaluate(model, load_dataset('val/'), crop='ten')  # doctest: +SKIP
+>>> from cvzoo.datasets import registry
+>>> result = evaluate(model, registry.load_classification_dataset('val/'),
+...                   crop='ten')  # doctest: +SKIP
 """
-
-import pathlib
 
 import numpy
 
 import cvzoo.core.functions as F
 from cvzoo import transforms
 from cvzoo.core import backend, config
-from cvzoo.datasets.image_folder import directory_parsing_label_dataset as folder_dataset
-from cvzoo.datasets.imagenet import imagenet_label_names
 from cvzoo.utils import image as image_utils
 
 CROPS = ('center', 'ten')
-
-
-class _ListDataset:
-    """``img, label`` pairs of a file list (paths relative to the list's folder)."""
-
-    def __init__(self, list_path):
-        root = pathlib.Path(list_path).parent
-        self.img_paths, labels = [], []
-        for number, line in enumerate(pathlib.Path(list_path).read_text().splitlines(), 1):
-            if not line.strip():
-                continue
-            parts = line.rsplit(maxsplit=1)
-            if len(parts) != 2 or not parts[1].lstrip('-').isdigit():
-                raise ValueError(f'dataset: {list_path} line {number}: expected "path label", '
-                                 f'got {line!r}')
-            self.img_paths.append(root / parts[0])
-            labels.append(int(parts[1]))
-        self.labels = numpy.array(labels, numpy.int32)
-
-    def __len__(self):
-        return len(self.img_paths)
-
-    def __getitem__(self, i):
-        return image_utils.read_image(self.img_paths[i]), self.labels[i]
-
-
-def load_dataset(path):
-    """A folder per class or a file list as a sequence of ``img, label``.
-
-    Wnid folder names (``n01440764``...) take their index in ImageNet's sorted synset
-    list, so a folder holding only some classes keeps the 1000-class labels.
-
-    Raises:
-        FileNotFoundError: ``path`` does not exist.
-    """
-    path = pathlib.Path(path)
-    if path.is_file():
-        return _ListDataset(path)
-    dataset = folder_dataset.DirectoryParsingLabelDataset(path)
-    wnid_index = {w: i for i, w in enumerate(imagenet_label_names.imagenet_wnids)}
-    if dataset.label_names and all(n in wnid_index for n in dataset.label_names):
-        mapping = numpy.array([wnid_index[n] for n in dataset.label_names], numpy.int32)
-        dataset.labels = mapping[dataset.labels]
-    return dataset
 
 
 def _ten_crop_batch(model, img):

@@ -1,84 +1,21 @@
-"""What scripts/eval_semantic_segmentation.py needs: datasets by name, the printed table.
+"""What scripts/eval_semantic_segmentation.py needs from the models: the printed table.
 
 The evaluation itself is ``cvzoo.evaluators.SemanticSegmentationEvaluator`` driving the
-model's predict() (models may not import evaluators, so the script joins the two). This
-module resolves ``--dataset``:
-
-    camvid-test     CamVid test of the SegNet tutorial (233 images, void ignored)
-    voc2012-val     PASCAL VOC2012 segmentation val (1449 images)
-    cityscapes-val  Cityscapes val (500 images, 19 train ids)
-    ade20k-val      ADE20K (SceneParsing) validation (2000 images, 150 classes)
-    PATH            a folder holding images/ and labels/ (label PNGs named as the images)
-
-and formats the result beside the scores the weights' source reports.
+model's predict() (models may not import evaluators, so the script joins the two);
+``--dataset`` is resolved by
+:func:`cvzoo.datasets.registry.load_semantic_segmentation_dataset`. This module formats
+the result beside the scores the weights' source reports.
 """
 
-import dataclasses
 import math
-import pathlib
 
-from cvzoo.datasets import (
-    ADE20KSemanticSegmentationDataset,
-    CamVidDataset,
-    CityscapesSemanticSegmentationDataset,
-    ImageLabelDirectoryDataset,
-    SubDataset,
-    VOCSemanticSegmentationDataset,
-)
 from cvzoo.models import zoo
 
-SPLITS = {'camvid-test': (CamVidDataset, 'test'),
-          'voc2012-val': (VOCSemanticSegmentationDataset, 'val'),
-          'cityscapes-val': (CityscapesSemanticSegmentationDataset, 'val'),
-          'ade20k-val': (ADE20KSemanticSegmentationDataset, 'val')}
 # Reported scores beyond the one of the zoo entry (a fraction, as Score.value).
 EXTRA_REPORTED = {
     # sacmehta/ESPNet README, CamVid table ("Class avg.").
     ('espnet', 'camvid'): {'mean_class_accuracy': 0.6830},
 }
-
-
-@dataclasses.dataclass
-class SegmentationDataset:
-    """A dataset ready for SemanticSegmentationEvaluator.
-
-    Attributes:
-        dataset: examples ``img, label`` ((3, H, W) float32, (H, W) int32, -1 ignored).
-        label_names (tuple of str or None): the dataset's class names.
-        name (str): what was asked for, for the printout.
-    """
-
-    dataset: object
-    label_names: tuple | None
-    name: str
-
-
-def load_dataset(name, data_dir=None, ignore_label=None, limit=None):
-    """Resolve ``--dataset`` (see the module docstring).
-
-    Args:
-        name (str): a split name or a folder.
-        data_dir (str or None): the split's root (None: the dataset's 'auto').
-        ignore_label (int or None): for a folder, the label value read as ignored (e.g.
-            255).
-        limit (int or None): keep only the first ``limit`` images.
-
-    Raises:
-        ValueError: neither a known split nor a folder with images/ and labels/.
-    """
-    if name in SPLITS:
-        dataset_class, split = SPLITS[name]
-        dataset = dataset_class(data_dir or 'auto', split=split)
-    else:
-        root = pathlib.Path(name)
-        if not (root / 'images').is_dir() or not (root / 'labels').is_dir():
-            raise ValueError(f'dataset: expected one of {sorted(SPLITS)} or a folder with '
-                             f'images/ and labels/, got {name!r}')
-        dataset = ImageLabelDirectoryDataset(root / 'images', root / 'labels', ignore_label)
-    label_names = getattr(dataset, 'label_names', None)
-    if limit is not None:
-        dataset = SubDataset(dataset, 0, min(int(limit), len(dataset)))
-    return SegmentationDataset(dataset, label_names, name)
 
 
 def reported_scores(model_name, key):

@@ -1,8 +1,10 @@
-"""Tests of cvzoo.models.segmentation.evaluate: datasets by name, reported scores, table."""
+"""cvzoo.models.segmentation.evaluate (reported scores, table) and the segmentation datasets
+of cvzoo.datasets.registry."""
 
 import numpy
 import pytest
 
+from cvzoo.datasets import registry
 from cvzoo.models.segmentation import evaluate
 from cvzoo.utils import image
 
@@ -14,7 +16,7 @@ def test_folder_dataset_with_ignore_label_and_limit(tmp_path, rng):
         image.write_image(rng.uniform(0, 255, (3, 4, 5)), tmp_path / 'images' / f'{i}.jpg')
         image.write_image(numpy.full((1, 4, 5), 255 if i == 1 else 2), tmp_path / 'labels' /
                           f'{i}.png')
-    data = evaluate.load_dataset(str(tmp_path), ignore_label=255, limit=2)
+    data = registry.load_semantic_segmentation_dataset(str(tmp_path), ignore_label=255, limit=2)
     assert len(data.dataset) == 2 and data.label_names is None
     img, label = data.dataset[1]
     assert img.shape == (3, 4, 5) and label.dtype == numpy.int32 and (label == -1).all()
@@ -22,11 +24,12 @@ def test_folder_dataset_with_ignore_label_and_limit(tmp_path, rng):
 
 def test_unknown_dataset_is_refused(tmp_path):
     with pytest.raises(ValueError, match='dataset'):
-        evaluate.load_dataset(str(tmp_path / 'nowhere'))
+        registry.load_semantic_segmentation_dataset(str(tmp_path / 'nowhere'))
 
 
 def test_camvid_split(shared_data):
-    data = evaluate.load_dataset('camvid-test', shared_data / 'camvid', limit=3)
+    data = registry.load_semantic_segmentation_dataset('camvid-test', shared_data / 'camvid',
+                                                       limit=3)
     assert len(data.dataset) == 3 and len(data.label_names) == 11
 
 

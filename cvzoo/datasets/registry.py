@@ -1,0 +1,245 @@
+"""The datasets the scripts name: ``--dataset`` resolved into a dataset with its label names.
+
+Models take only label names from ``cvzoo.datasets`` (DESIGN.md); the choice of a
+dataset by name or folder lives here, and ``scripts/eval_*.py`` call it.
+
+Detection (:func:`load_detection_dataset`):
+
+    voc07-test      VOC2007 test (4952 images, difficult objects marked)
+    coco-val2017    COCO val2017 (5000 images, crowd regions and areas)
+    PATH            a VOC-layout folder (Annotations/, JPEGImages/, ImageSets/Main/)
+                    or a COCO-layout folder (annotations/instances_<name>.json and
+                    <name>/ with the images)
+
+Semantic segmentation (:func:`load_semantic_segmentation_dataset`):
+
+    camvid-test     CamVid test of the SegNet tutorial (233 images, void ignored)
+    voc2012-val     PASCAL VOC2012 segmentation val (1449 images)
+    cityscapes-val  Cityscapes val (500 images, 19 train ids)
+    ade20k-val      ADE20K (SceneParsing) validation (2000 images, 150 classes)
+    PATH            a folder holding images/ and labels/ (label PNGs named as the images)
+
+Classification (:func:`load_classification_dataset`): a folder per class (ImageNet's
+validation layout with wnid folder names, or any class folders) or a text file of
+``relative/path label`` lines.
+
+>>> sorted(SEGMENTATION_SPLITS)
+['ade20k-val', 'camvid-test', 'cityscapes-val', 'voc2012-val']
+"""
+
+import dataclasses
+import pathlib
+
+import numpy
+
+from cvzoo.datasets.ade20k.ade20k_semantic_segmentation_dataset import (
+    ADE20KSemanticSegmentationDataset,
+)
+from cvzoo.datasets.camvid.camvid_dataset import CamVidDataset
+from cvzoo.datasets.cityscapes.cityscapes_semantic_segmentation_dataset import (
+    CityscapesSemanticSegmentationDataset,
+)
+from cvzoo.datasets.coco.coco_bbox_dataset import COCOBboxDataset
+from cvzoo.datasets.image_folder.directory_parsing_label_dataset import (
+    DirectoryParsingLabelDataset,
+)
+from cvzoo.datasets.image_folder.image_label_directory_dataset import ImageLabelDirectoryDataset
+from cvzoo.datasets.imagenet.imagenet_label_names import imagenet_wnids
+from cvzoo.datasets.sub_dataset import SubDataset
+from cvzoo.datasets.transform_dataset import TransformDataset
+from cvzoo.datasets.voc.voc_bbox_dataset import VOCBboxDataset
+from cvzoo.datasets.voc.voc_semantic_segmentation_dataset import VOCSemanticSegmentationDataset
+from cvzoo.utils import image
+
+SEGMENTATION_SPLITS = {'camvid-test': (CamVidDataset, 'test'),
+                       'voc2012-val': (VOCSemanticSegmentationDataset, 'val'),
+                       'cityscapes-val': (CityscapesSemanticSegmentationDataset, 'val'),
+                       'ade20k-val': (ADE20KSemanticSegmentationDataset, 'val')}
+
+
+@dataclasses.dataclass
+class DetectionDataset:
+    """A dataset ready for an evaluator.
+
+    Attributes:
+        dataset: examples ``img, bbox, label, difficult`` (VOC) or
+            ``img, bbox, label, crowded, area`` (COCO).
+        protocol (str): 'voc' or 'coco'.
+        label_names (tuple of str): the dataset's class names, label i is name i.
+        name (str): what was asked for, for the printout.
+    """
+
+    dataset: object
+    protocol: str
+    label_names: tuple
+    name: str
+
+
+def _voc(data_dir, split, year, label_names):
+    dataset = VOCBboxDataset(data_dir, split=split, year=year, use_difficult=True,
+                             return_difficult=True, label_names=label_names)
+    return dataset, 'voc'
+
+
+class _LabelMap:
+    """Replace the label (example[2]) through a lookup table: dataset ids -> model ids."""
+
+    def __init__(self, lookup):
+        self.lookup = numpy.asarray(lookup, numpy.int32)
+
+    def __call__(self, example):
+        example = tuple(example)
+        return example[:2] + (self.lookup[example[2]],) + example[3:]
+
+
+def _on_model_labels(dataset, label_names, root):
+    """Map a COCO-format dataset's labels onto the model's classes by name."""
+    if label_names is None or tuple(dataset.label_names) == tuple(label_names):
+        return dataset, tuple(dataset.label_names)
+    unknown = [name for name in dataset.label_names if name not in label_names]
+    if unknown:
+        raise ValueError(f'dataset: {root} has categories {unknown} that are not among the '
+                         f"model's label_names")
+    lookup = [list(label_names).index(name) for name in dataset.label_names]
+    return TransformDataset(dataset, _LabelMap(lookup)), tuple(label_names)
+
+
+def _coco_folder(root):
+    jsons = sorted((root / 'annotations').glob('instances_*.json'))
+    if len(jsons) != 1:
+        raise ValueError(f'dataset: {root} is neither a VOC-layout folder (ImageSets/Main/) '
+                         f'nor a COCO-layout one with one annotations/instances_<name>.json '
+                         f'(found {[p.name for p in jsons]})')
+    image_dir = root / jsons[0].stem[len('instances_'):]
+    dataset = COCOBboxDataset.from_json(jsons[0], image_dir if image_dir.is_dir() else root,
+                                        use_crowded=True, return_crowded=True,
+                                        return_area=True)
+    return dataset, 'coco'
+
+
+def _folder_dataset(root, label_names, split):
+    """(dataset, protocol, label names) of a VOC- or COCO-layout folder."""
+    if not root.is_dir():
+        raise ValueError(f"dataset: expected 'voc07-test', 'coco-val2017' or a folder, "
+                         f'got {str(root)!r}')
+    if (root / 'ImageSets' / 'Main').is_dir():
+        dataset, protocol = _voc(root, split, None, label_names)
+        return dataset, protocol, tuple(dataset.label_names)
+    dataset, protocol = _coco_folder(root)
+    dataset, names = _on_model_labels(dataset, label_names, root)
+    return dataset, protocol, names
+
+
+def load_detection_dataset(name, label_names=None, split='test', limit=None):
+    """Resolve ``--dataset`` into a :class:`DetectionDataset`.
+
+    Args:
+        name (str): 'voc07-test', 'coco-val2017' or a folder (see the module docstring).
+        label_names (sequence of str or None): the model's class names; the object
+            names of a VOC-layout folder and the categories of a COCO-layout folder
+            are mapped onto them by name (an unknown name is an error).
+        split (str): the list file of a VOC-layout folder (ImageSets/Main/<split>.txt).
+        limit (int or None): keep only the first ``limit`` images.
+
+    Raises:
+        ValueError: an unknown name, or a folder of neither layout.
+    """
+    if name == 'voc07-test':
+        dataset, protocol = _voc('auto', 'test', '2007', None)
+        names = tuple(dataset.label_names)
+    elif name == 'coco-val2017':
+        dataset = COCOBboxDataset(split='val', year='2017', use_crowded=True,
+                                  return_crowded=True, return_area=True)
+        protocol, names = 'coco', tuple(dataset.label_names)
+    else:
+        dataset, protocol, names = _folder_dataset(pathlib.Path(name), label_names, split)
+    if limit is not None:
+        dataset = SubDataset(dataset, 0, min(int(limit), len(dataset)))
+    return DetectionDataset(dataset, protocol, names, name)
+
+
+@dataclasses.dataclass
+class SegmentationDataset:
+    """A dataset ready for SemanticSegmentationEvaluator.
+
+    Attributes:
+        dataset: examples ``img, label`` ((3, H, W) float32, (H, W) int32, -1 ignored).
+        label_names (tuple of str or None): the dataset's class names.
+        name (str): what was asked for, for the printout.
+    """
+
+    dataset: object
+    label_names: tuple | None
+    name: str
+
+
+def load_semantic_segmentation_dataset(name, data_dir=None, ignore_label=None, limit=None):
+    """Resolve ``--dataset`` (see the module docstring).
+
+    Args:
+        name (str): a split name or a folder.
+        data_dir (str or None): the split's root (None: the dataset's 'auto').
+        ignore_label (int or None): for a folder, the label value read as ignored (e.g.
+            255).
+        limit (int or None): keep only the first ``limit`` images.
+
+    Raises:
+        ValueError: neither a known split nor a folder with images/ and labels/.
+    """
+    if name in SEGMENTATION_SPLITS:
+        dataset_class, split = SEGMENTATION_SPLITS[name]
+        dataset = dataset_class(data_dir or 'auto', split=split)
+    else:
+        root = pathlib.Path(name)
+        if not (root / 'images').is_dir() or not (root / 'labels').is_dir():
+            raise ValueError(f'dataset: expected one of {sorted(SEGMENTATION_SPLITS)} or a '
+                             f'folder with images/ and labels/, got {name!r}')
+        dataset = ImageLabelDirectoryDataset(root / 'images', root / 'labels', ignore_label)
+    label_names = getattr(dataset, 'label_names', None)
+    if limit is not None:
+        dataset = SubDataset(dataset, 0, min(int(limit), len(dataset)))
+    return SegmentationDataset(dataset, label_names, name)
+
+
+class _ListDataset:
+    """``img, label`` pairs of a file list (paths relative to the list's folder)."""
+
+    def __init__(self, list_path):
+        root = pathlib.Path(list_path).parent
+        self.img_paths, labels = [], []
+        for number, line in enumerate(pathlib.Path(list_path).read_text().splitlines(), 1):
+            if not line.strip():
+                continue
+            parts = line.rsplit(maxsplit=1)
+            if len(parts) != 2 or not parts[1].lstrip('-').isdigit():
+                raise ValueError(f'dataset: {list_path} line {number}: expected "path label", '
+                                 f'got {line!r}')
+            self.img_paths.append(root / parts[0])
+            labels.append(int(parts[1]))
+        self.labels = numpy.array(labels, numpy.int32)
+
+    def __len__(self):
+        return len(self.img_paths)
+
+    def __getitem__(self, i):
+        return image.read_image(self.img_paths[i]), self.labels[i]
+
+
+def load_classification_dataset(path):
+    """A folder per class or a file list as a sequence of ``img, label``.
+
+    Wnid folder names (``n01440764``...) take their index in ImageNet's sorted synset
+    list, so a folder holding only some classes keeps the 1000-class labels.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+    """
+    path = pathlib.Path(path)
+    if path.is_file():
+        return _ListDataset(path)
+    dataset = DirectoryParsingLabelDataset(path)
+    wnid_index = {w: i for i, w in enumerate(imagenet_wnids)}
+    if dataset.label_names and all(n in wnid_index for n in dataset.label_names):
+        mapping = numpy.array([wnid_index[n] for n in dataset.label_names], numpy.int32)
+        dataset.labels = mapping[dataset.labels]
+    return dataset
