@@ -3,7 +3,7 @@
 import numpy
 
 from cvzoo.core import backend
-from cvzoo.models.detection.faster_rcnn import bbox_coder
+from cvzoo.models.detection import box_coding
 from cvzoo.utils import bbox as bbox_utils
 
 
@@ -66,7 +66,8 @@ class AnchorTargetCreator:
             inside_label[max_iou < self.neg_iou_thresh] = 0
             inside_label[gt_best] = 1
             inside_label[max_iou >= self.pos_iou_thresh] = 1
-            loc[inside] = bbox_coder.bbox2loc(inside_anchor, bbox[argmax]).astype(numpy.float32)
+            loc[inside] = box_coding.encode(
+                inside_anchor, bbox[argmax], eps=box_coding.DTYPE_EPS).astype(numpy.float32)
         subsample(xp, inside_label, 1, int(self.pos_ratio * self.n_sample))
         subsample(xp, inside_label, 0, self.n_sample - int((inside_label == 1).sum()))
         label[inside] = inside_label

@@ -24,7 +24,7 @@ from cvzoo import errors
 from cvzoo.core import backend, config
 from cvzoo.core.serializers import dictionary
 from cvzoo.models.detection import detector
-from cvzoo.models.detection.faster_rcnn import bbox_coder
+from cvzoo.models.detection import box_coding
 from cvzoo.transforms.image import resize
 from cvzoo.utils import image as image_utils
 
@@ -166,7 +166,7 @@ class FasterRCNN(L.Chain, detector.Detector):
         mean = xp.asarray(self.loc_normalize_mean, numpy.float32)
         loc = roi_cls_locs.array.reshape(-1, n_class, 4) * std + mean
         roi = rois / xp.asarray(scales, numpy.float32)[roi_indices][:, None]
-        bbox = bbox_coder.loc2bbox(roi[:, None, :], loc, self.exp_clip)[:, 1:]
+        bbox = box_coding.decode(roi[:, None, :], loc, exp_clip=self.exp_clip)[:, 1:]
         limits = xp.asarray([[W, H, W, H] for H, W in sizes], numpy.float32)
         bbox = xp.clip(bbox, 0, limits[roi_indices][:, None, :])
         prob = F.softmax(roi_scores, axis=1).array[:, 1:]
@@ -250,7 +250,7 @@ def convert_chainercv(model, raw, name_map, loc_keys):
         if name not in expected:
             leftover.append(key)
         elif name in loc_keys:
-            arrays[name] = swap_xy_channels(value)
+            arrays[name] = box_coding.swap_xy_channels(value)
         else:
             arrays[name] = value
     if leftover:
@@ -259,11 +259,3 @@ def convert_chainercv(model, raw, name_map, loc_keys):
             f'model does not have: {sorted(leftover)}')
     return arrays
 
-
-def swap_xy_channels(array):
-    """Permute offset channels (n * 4, ...) from (dy, dx, dh, dw) to (dx, dy, dw, dh).
-
-    The permutation is its own inverse, so it also maps cvzoo's order to ChainerCV's.
-    """
-    grouped = numpy.asarray(array).reshape((-1, 4) + array.shape[1:])
-    return numpy.ascontiguousarray(grouped[:, [1, 0, 3, 2]]).reshape(array.shape)

@@ -3,8 +3,7 @@
 import numpy
 
 from cvzoo.core import backend, config
-from cvzoo.models.detection import detector
-from cvzoo.models.detection.faster_rcnn import bbox_coder
+from cvzoo.models.detection import box_coding, detector
 from cvzoo.utils import nms
 
 
@@ -51,7 +50,7 @@ class ProposalCreator:
             n_pre_nms, n_post_nms = self.n_test_pre_nms, self.n_test_post_nms
         xp = backend.get_array_module(loc, score, anchor)
         H, W = img_size
-        roi = bbox_coder.loc2bbox(anchor, loc)
+        roi = box_coding.decode(anchor, loc)
         roi = xp.clip(roi, 0, xp.asarray([W, H, W, H], dtype=roi.dtype))
         size = roi[:, 2:] - roi[:, :2]
         large = (size >= self.min_size * scale).all(axis=1)

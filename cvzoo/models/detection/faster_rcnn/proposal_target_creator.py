@@ -3,7 +3,7 @@
 import numpy
 
 from cvzoo.core import backend
-from cvzoo.models.detection.faster_rcnn import bbox_coder
+from cvzoo.models.detection import box_coding
 from cvzoo.utils import bbox as bbox_utils
 
 
@@ -60,7 +60,8 @@ class ProposalTargetCreator:
         gt_roi_label = (label[gt_assignment[keep]] + 1).astype(numpy.int32)
         gt_roi_label[n_pos:] = 0
         sample_roi = roi[keep].astype(numpy.float32, copy=False)
-        gt_roi_loc = bbox_coder.bbox2loc(sample_roi, bbox[gt_assignment[keep]])
+        gt_roi_loc = box_coding.encode(sample_roi, bbox[gt_assignment[keep]],
+                                       eps=box_coding.DTYPE_EPS)
         mean = xp.asarray(loc_normalize_mean, numpy.float32)
         std = xp.asarray(loc_normalize_std, numpy.float32)
         gt_roi_loc = ((gt_roi_loc - mean) / std).astype(numpy.float32)

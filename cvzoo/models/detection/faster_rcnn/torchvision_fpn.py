@@ -44,14 +44,14 @@ from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.models import pretrained, zoo
 from cvzoo.models.converters import file_format
-from cvzoo.models.detection import detector, torchvision_resnet_fpn
+from cvzoo.models.detection import box_coding, detector, torchvision_resnet_fpn
 from cvzoo.models.detection.faster_rcnn import (
     torchvision_box_head,
     torchvision_names,
     torchvision_rpn,
 )
 from cvzoo.models.detection.faster_rcnn.fpn import fpn
-from cvzoo.models.detection.retinanet import box_coder, preprocessing
+from cvzoo.models.detection.retinanet import preprocessing
 
 FPN_SCALES = (1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64)
 PRESETS = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.5},
@@ -181,7 +181,8 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
         xp = self.xp
         labels = slice(1, 1 + self.n_fg_class)
         loc = locs.array.reshape(len(rois), self.head.n_class, 4)[:, labels]
-        bbox = box_coder.decode(rois[:, None, :], loc, BOX_CODER_WEIGHTS)
+        bbox = box_coding.decode(rois[:, None, :], loc, BOX_CODER_WEIGHTS,
+                                 exp_clip=box_coding.EXP_CLIP)
         limits = xp.asarray([[W, H, W, H] for H, W in sizes], numpy.float32)
         bbox = xp.clip(bbox, 0, limits[roi_indices][:, None, :])
         score = F.softmax(confs, axis=1).array[:, labels]

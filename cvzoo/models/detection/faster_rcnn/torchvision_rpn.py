@@ -14,9 +14,9 @@ import numpy
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import config, initializers
+from cvzoo.models.detection import box_coding
 from cvzoo.models.detection.faster_rcnn import fpn_proposals
 from cvzoo.models.detection.retinanet import anchors as anchor_layout
-from cvzoo.models.detection.retinanet import box_coder
 
 ANCHOR_SIZES = (32, 64, 128, 256, 512)
 ANCHOR_RATIOS = (0.5, 1.0, 2.0)
@@ -131,7 +131,8 @@ class TorchvisionRPN(L.Chain):
             conf = conf.array
             top = xp.argsort(-conf, axis=1, kind='stable')[:, :n_pre_nms]
             offset = xp.take_along_axis(loc.array, top[:, :, None], axis=1)
-            bboxes.append(xp.clip(box_coder.decode(anchor[top], offset), 0, limits))
+            bbox = box_coding.decode(anchor[top], offset, exp_clip=box_coding.EXP_CLIP)
+            bboxes.append(xp.clip(bbox, 0, limits))
             scores.append(F.sigmoid(xp.take_along_axis(conf, top, axis=1)).array)
         bbox = xp.concatenate(bboxes, axis=1)
         large = ((bbox[:, :, 2:] - bbox[:, :, :2]) >= self.min_bbox_size).all(axis=2)

@@ -21,9 +21,9 @@ import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import backend
 from cvzoo.core.training import reporter
-from cvzoo.models.detection import detector
+from cvzoo.models.detection import box_coding, detector
 from cvzoo.models.detection.faster_rcnn import anchor_target_creator, torchvision_fpn
-from cvzoo.models.detection.retinanet import anchor_matching, box_coder
+from cvzoo.models.detection.retinanet import anchor_matching
 
 
 def _balanced_sample(xp, label, n_sample, pos_fraction):
@@ -124,7 +124,7 @@ class FasterRCNNResNet50FPNTrainChain(L.Chain):
             gt_label.append(_balanced_sample(numpy, label, self.rpn_n_sample,
                                              self.rpn_pos_fraction))
             target = bbox[numpy.maximum(match, 0)] if len(bbox) else anchor
-            gt_loc.append(box_coder.encode(anchor, target).astype(numpy.float32))
+            gt_loc.append(box_coding.encode(anchor, target).astype(numpy.float32))
         gt_label, gt_loc = numpy.concatenate(gt_label), numpy.concatenate(gt_loc)
         fg = numpy.nonzero(gt_label == 1)[0]
         return fg, gt_loc[fg], gt_label, max(int((gt_label >= 0).sum()), 1)
@@ -153,7 +153,7 @@ class FasterRCNNResNet50FPNTrainChain(L.Chain):
             _balanced_sample(numpy, drawn, self.roi_n_sample, self.roi_pos_fraction)
             keep = numpy.nonzero(drawn >= 0)[0]
             target = bbox[numpy.maximum(match[keep], 0)] if len(bbox) else roi[keep]
-            gt_loc = box_coder.encode(roi[keep], target, torchvision_fpn.BOX_CODER_WEIGHTS)
+            gt_loc = box_coding.encode(roi[keep], target, torchvision_fpn.BOX_CODER_WEIGHTS)
             parts.append((roi[keep], numpy.full(len(keep), i, numpy.int32), gt_label[keep],
                           gt_loc.astype(numpy.float32)))
         roi, roi_index, gt_label, gt_loc = (numpy.concatenate(part) for part in zip(*parts))

@@ -34,10 +34,9 @@ from cvzoo.core import backend, config
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.models import pretrained, zoo
-from cvzoo.models.detection import detector, torchvision_resnet_fpn
+from cvzoo.models.detection import box_coding, detector, torchvision_resnet_fpn
 from cvzoo.models.detection.retinanet import (
     anchors,
-    box_coder,
     heads,
     name_mapping,
     preprocessing,
@@ -151,7 +150,8 @@ class RetinaNetResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPND
         for loc, prob, count, end, anchor in zip(locs, probs, running, ends, level_anchors):
             image_index, index, score = self._best_pairs(prob, count, end)
             anchor_index, label = index // self.n_fg_class, index % self.n_fg_class
-            bbox = box_coder.decode(anchor[anchor_index], loc.array[image_index, anchor_index])
+            bbox = box_coding.decode(anchor[anchor_index], loc.array[image_index, anchor_index],
+                                     exp_clip=box_coding.EXP_CLIP)
             bbox = xp.clip(bbox, 0, limits[image_index])
             parts.append((image_index, bbox, score, label))
         return tuple(xp.concatenate(part) for part in zip(*parts))

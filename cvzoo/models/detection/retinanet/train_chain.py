@@ -14,8 +14,8 @@ import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import backend
 from cvzoo.core.training import reporter
-from cvzoo.models.detection import detector
-from cvzoo.models.detection.retinanet import anchor_matching, box_coder, focal_loss
+from cvzoo.models.detection import box_coding, detector
+from cvzoo.models.detection.retinanet import anchor_matching, focal_loss
 
 
 class RetinaNetTrainChain(L.Chain):
@@ -106,7 +106,7 @@ class RetinaNetTrainChain(L.Chain):
             anchor_label[i] = match
             anchor_label[i, fg] = label[match[fg]]
             fg_index.append(fg + i * K)
-            gt_loc.append(box_coder.encode(anchor[fg], bbox[match[fg]]))
+            gt_loc.append(box_coding.encode(anchor[fg], bbox[match[fg]]))
             n_fg.append(max(len(fg), 1))
         weight = 1 / (B * numpy.asarray(n_fg, numpy.float32))
         anchor_label, fg_index, gt_loc, weight = (

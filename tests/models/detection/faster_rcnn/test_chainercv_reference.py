@@ -28,7 +28,8 @@ import numpy
 import pytest
 
 from cvzoo.core import config
-from cvzoo.models.detection.faster_rcnn import faster_rcnn, faster_rcnn_vgg
+from cvzoo.models.detection import box_coding
+from cvzoo.models.detection.faster_rcnn import faster_rcnn_vgg
 from cvzoo.models.detection.faster_rcnn.fpn import faster_rcnn_fpn_resnet as fpn_resnet
 
 _spec = importlib.util.spec_from_file_location(
@@ -108,7 +109,7 @@ def _compare_network_outputs(model, imgs, outputs):
                                       atol=1e-2, err_msg=f'image {i}: RoIs')
         tools.assert_features_close(roi_scores.array, outputs[f'roi_scores/{i}'],
                                     name=f'image {i}: roi_scores')
-        tools.assert_features_close(faster_rcnn.swap_xy_channels(roi_cls_locs.array.T).T,
+        tools.assert_features_close(box_coding.swap_xy_channels(roi_cls_locs.array.T).T,
                                     outputs[f'roi_cls_locs/{i}'],
                                     name=f'image {i}: roi_cls_locs (y-first)')
 
@@ -226,7 +227,7 @@ def test_fpn_detections_equal_chainercv(chainercv_reference, chainercv_detection
         locs, confs = model.head(model.extractor(x), head_rois, head_roi_indices)
     assert numpy.abs(outputs['head/confs']).max() < 80, 'ChainerCV\'s softmax would overflow'
     tools.assert_features_close(confs.array, outputs['head/confs'], name='head confs')
-    tools.assert_features_close(faster_rcnn.swap_xy_channels(locs.array.T).T,
+    tools.assert_features_close(box_coding.swap_xy_channels(locs.array.T).T,
                                 outputs['head/locs'].reshape(len(locs), -1),
                                 name='head locs (y-first)')
     by_image = numpy.argsort(head_roi_indices, kind='stable')  # as decode() takes them

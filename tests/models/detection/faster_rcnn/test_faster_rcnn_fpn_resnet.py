@@ -5,7 +5,7 @@ import pytest
 
 from cvzoo import errors
 from cvzoo.models import zoo
-from cvzoo.models.detection.faster_rcnn import faster_rcnn
+from cvzoo.models.detection import box_coding
 from cvzoo.models.detection.faster_rcnn.fpn import bbox_head, faster_rcnn_fpn_resnet
 from cvzoo.testing import assert_is_detection_model
 
@@ -66,7 +66,7 @@ def test_rois_go_to_the_level_of_their_size():
 def _chainercv_file(model, path):
     arrays = model.state_arrays()
     for key in _LOC_KEYS:
-        arrays[key] = faster_rcnn.swap_xy_channels(arrays[key])
+        arrays[key] = box_coding.swap_xy_channels(arrays[key])
     # ChainerCV's later files call the head 'bbox_head'
     arrays = {('bbox_' + key if key.startswith('head/') else key): value
               for key, value in arrays.items()}

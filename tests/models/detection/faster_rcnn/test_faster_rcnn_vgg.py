@@ -5,7 +5,8 @@ import pytest
 
 from cvzoo import errors
 from cvzoo.models import zoo
-from cvzoo.models.detection.faster_rcnn import faster_rcnn, faster_rcnn_vgg
+from cvzoo.models.detection import box_coding
+from cvzoo.models.detection.faster_rcnn import faster_rcnn_vgg
 from cvzoo.testing import assert_is_detection_model
 
 
@@ -82,7 +83,7 @@ def _chainercv_arrays(model):
     """The model's arrays as ChainerCV would store them (y-first offset layers)."""
     arrays = model.state_arrays()
     for key in ('rpn/loc/W', 'rpn/loc/b', 'head/cls_loc/W', 'head/cls_loc/b'):
-        arrays[key] = faster_rcnn.swap_xy_channels(arrays[key])
+        arrays[key] = box_coding.swap_xy_channels(arrays[key])
     return {'/' + key: value for key, value in arrays.items()}
 
 

@@ -3,11 +3,8 @@
 import numpy
 import pytest
 
-from cvzoo.models.detection.faster_rcnn import (
-    anchor_target_creator,
-    bbox_coder,
-    proposal_target_creator,
-)
+from cvzoo.models.detection import box_coding
+from cvzoo.models.detection.faster_rcnn import anchor_target_creator, proposal_target_creator
 
 
 def _grid_anchors(step=8, side=16, size=64):
@@ -26,7 +23,7 @@ def test_anchor_labels_hand_case():
     # a4 0.833 (fg), a5 0 (bg)
     numpy.testing.assert_array_equal(label, [1, 1, 1, -1, 1, 0])
     numpy.testing.assert_allclose(loc[3], 0)
-    numpy.testing.assert_allclose(loc[1], bbox_coder.bbox2loc(anchor[1:2], bbox[:1])[0],
+    numpy.testing.assert_allclose(loc[1], box_coding.encode(anchor[1:2], bbox[:1], eps=box_coding.DTYPE_EPS)[0],
                                   rtol=1e-6)
 
 
@@ -68,7 +65,8 @@ def test_proposal_targets_hand_case():
     assert sorted(gt_label.tolist()) == [0, 5, 5, 5, 5]
     fg = gt_label > 0
     assert (gt_label[:int(fg.sum())] > 0).all()  # fg first
-    expected = bbox_coder.bbox2loc(sample_roi[fg], numpy.repeat(bbox, fg.sum(), 0)) / [
+    expected = box_coding.encode(sample_roi[fg], numpy.repeat(bbox, fg.sum(), 0),
+                                 eps=box_coding.DTYPE_EPS) / [
         0.1, 0.1, 0.2, 0.2]
     numpy.testing.assert_allclose(gt_loc[fg], expected, rtol=1e-5, atol=1e-6)
 

@@ -9,8 +9,9 @@ import pytest
 from cvzoo.core import config
 from cvzoo.core.variable import Variable
 from cvzoo.models import zoo
+from cvzoo.models.detection import box_coding
 from cvzoo.models.detection.faster_rcnn import torchvision_fpn
-from cvzoo.models.detection.retinanet import box_coder, preprocessing
+from cvzoo.models.detection.retinanet import preprocessing
 from cvzoo.testing import assert_is_detection_model
 
 MIN_SIZE, MAX_SIZE = 128, 192
@@ -112,8 +113,9 @@ def test_unused_classes_enter_the_softmax_but_are_never_returned(model, rng):
         probs = numpy.exp(confs) / numpy.exp(confs).sum(axis=1, keepdims=True)
         numpy.testing.assert_allclose(score, probs[:, 1:4], rtol=1e-5)
         assert bbox.shape == (5, 3, 4)
-        expected = box_coder.decode(rois[:, None], locs.reshape(5, 6, 4)[:, 1:4],
-                                    torchvision_fpn.BOX_CODER_WEIGHTS)
+        expected = box_coding.decode(rois[:, None], locs.reshape(5, 6, 4)[:, 1:4],
+                                     torchvision_fpn.BOX_CODER_WEIGHTS,
+                                     exp_clip=box_coding.EXP_CLIP)
         numpy.testing.assert_allclose(bbox, numpy.clip(expected, 0, [96, 64, 96, 64]),
                                       rtol=1e-5)
     finally:

@@ -4,9 +4,9 @@ import numpy
 import pytest
 
 from cvzoo.core.training import reporter as reporter_module
+from cvzoo.models.detection import box_coding
 from cvzoo.models.detection.retinanet import (
     anchor_matching,
-    box_coder,
     focal_loss,
     retinanet,
     train_chain,
@@ -58,7 +58,7 @@ def test_targets_by_hand():
     # image 1: anchor 2 (IoU 1) and anchor 3 (IoU 0.7) fg, class 0
     numpy.testing.assert_array_equal(gt_label[1], [[0, 0], [0, 0], [1, 0], [1, 0]])
     numpy.testing.assert_array_equal(fg_index, [0, 4 + 2, 4 + 3])
-    numpy.testing.assert_allclose(gt_loc[0], box_coder.encode(anchor[:1], bboxes[0])[0])
+    numpy.testing.assert_allclose(gt_loc[0], box_coding.encode(anchor[:1], bboxes[0])[0])
     numpy.testing.assert_allclose(weight, [1 / (2 * 1), 1 / (2 * 2)])
     assert gt_label.dtype == numpy.int32 and gt_loc.dtype == weight.dtype == numpy.float32
     assert anchor_matching.IGNORED == -2 and focal_loss.IGNORE_LABEL == -1
@@ -83,7 +83,7 @@ def test_loss_is_torchvisions_normalisation(chain, rng):
         t[fg, labels[i][match[fg]]] = 1
         valid = match != -2
         focal = focal_loss.sigmoid_focal_loss(conf[i][valid], t[valid]).array
-        l1 = numpy.abs(loc[i][fg] - box_coder.encode(anchor[fg], bboxes[i][match[fg]])).sum()
+        l1 = numpy.abs(loc[i][fg] - box_coding.encode(anchor[fg], bboxes[i][match[fg]])).sum()
         expected += (focal + l1) / max(1, len(fg)) / 2
     loss = chain(x, bboxes, labels)
     numpy.testing.assert_allclose(loss.array, expected, rtol=1e-5)

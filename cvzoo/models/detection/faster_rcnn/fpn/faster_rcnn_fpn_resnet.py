@@ -14,7 +14,8 @@ from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.datasets.imagenet import imagenet_label_names
 from cvzoo.models import pretrained, zoo
 from cvzoo.models.classification.resnet import resnet
-from cvzoo.models.detection.faster_rcnn import bbox_coder, faster_rcnn, faster_rcnn_vgg
+from cvzoo.models.detection import box_coding
+from cvzoo.models.detection.faster_rcnn import faster_rcnn, faster_rcnn_vgg
 from cvzoo.models.detection.faster_rcnn.fpn import bbox_head, fpn, rpn
 
 # RGB, ChainerCV's ImageNet mean of its ResNets
@@ -51,7 +52,7 @@ class FasterRCNNFPNResNet(faster_rcnn.FasterRCNN):
 
     presets = FPN_PRESETS
     pad_stride = 32
-    exp_clip = bbox_coder.EXP_CLIP
+    exp_clip = box_coding.EXP_CLIP
     inclusive_score_thresh = True  # ChainerCV's FPN keeps scores at score_thresh
     class_bias_keys = ('head/conf/b', 'bbox_head/conf/b')
 

@@ -5,7 +5,8 @@ import numpy
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import config, initializers
-from cvzoo.models.detection.faster_rcnn import anchors, bbox_coder, fpn_proposals
+from cvzoo.models.detection import box_coding
+from cvzoo.models.detection.faster_rcnn import anchors, fpn_proposals
 
 
 class FPNRegionProposalNetwork(L.Chain):
@@ -89,7 +90,7 @@ class FPNRegionProposalNetwork(L.Chain):
             conf = conf.array
             top = xp.argsort(-conf, axis=1, kind='stable')[:, :n_pre_nms]
             offset = xp.take_along_axis(loc.array, top[:, :, None], axis=1)
-            bbox = bbox_coder.loc2bbox(anchor[top], offset, bbox_coder.EXP_CLIP)
+            bbox = box_coding.decode(anchor[top], offset, exp_clip=box_coding.EXP_CLIP)
             bboxes.append(xp.clip(bbox, 0, limits))
             scores.append(xp.take_along_axis(conf, top, axis=1))
         bbox = xp.concatenate(bboxes, axis=1)
