@@ -4,21 +4,29 @@ DESIGN.md: an image is a (3, H, W) float32 array, RGB, values in [0, 255]; a sem
 label is an (H, W) int32 array. Every reading function names the file in its error
 when the file is missing (FileNotFoundError) or is not a readable image
 (cvzoo.errors.CorruptFileError).
+
+Pillow is imported on first use, so that importing a model (and listing the zoo) does not
+load it.
 """
+
+from __future__ import annotations
 
 import errno
 import os
 import pathlib
 import struct
+import sys
 import tempfile
 import zlib
-from typing import Union
+from typing import TYPE_CHECKING, Union
 
 import numpy
-from PIL import Image, ImageOps
 
 from cvzoo import errors
 from cvzoo.core import backend
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 PathLike = Union[str, os.PathLike]
 
@@ -36,6 +44,8 @@ def _open(path: PathLike) -> Image.Image:
     if not os.path.isfile(path) and not os.path.isdir(path):
         # NOTE: a FIFO or a device would block or never end in Image.open.
         raise errors.CorruptFileError(f'{path}: not a regular file (a pipe or a device?)')
+    from PIL import Image
+
     try:
         pil_img = Image.open(path)
         pil_img.load()
@@ -99,6 +109,8 @@ def _wide_grey_to_8bit(pil_img: Image.Image) -> numpy.ndarray:
 
 def _pil_to_chw(pil_img: Image.Image, dtype, color: bool) -> numpy.ndarray:
     """Convert a decoded PIL image to (3, H, W) (or (1, H, W)) ``dtype`` in [0, 255]."""
+    from PIL import ImageOps
+
     pil_img = ImageOps.exif_transpose(pil_img)
     if pil_img.mode in _WIDE_GREY_MODES:
         grey = _wide_grey_to_8bit(pil_img)
@@ -182,6 +194,8 @@ def read_label(path: PathLike, dtype=numpy.int32) -> numpy.ndarray:
 
 
 def _chw_to_pil(img) -> Image.Image:
+    from PIL import Image
+
     img = backend.to_numpy(img)
     if not hasattr(img, 'ndim') or img.ndim != 3 or img.shape[0] not in (1, 3):
         raise ValueError(
@@ -204,6 +218,8 @@ def write_image(img, path: PathLike) -> None:
     """
     path = pathlib.Path(path)
     extension = path.suffix.lower()
+    from PIL import Image
+
     image_format = Image.registered_extensions().get(extension)
     if image_format is None:
         raise ValueError(f'path: expected a known image extension (.png, .jpg, ...), got {path}')
@@ -254,7 +270,8 @@ def as_chw_image(x) -> numpy.ndarray:
     """
     if isinstance(x, (str, os.PathLike)):
         return read_image(x)
-    if isinstance(x, Image.Image):
+    pil = sys.modules.get('PIL.Image')  # without Pillow loaded, x is no PIL image
+    if pil is not None and isinstance(x, pil.Image):
         return _pil_to_chw(x, numpy.float32, True)
     if hasattr(x, 'ndim') and hasattr(x, 'dtype'):
         return _array_to_chw(x)

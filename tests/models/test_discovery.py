@@ -31,7 +31,5 @@ def test_discovery_loads_no_dataset_loader(loaded_modules):
     assert loaders == []
 
 
-@pytest.mark.xfail(strict=True, reason='cvzoo.transforms.image.resize and cvzoo.utils.image '
-                                       'import Pillow at the top; model modules import both')
 def test_discovery_loads_no_pillow(loaded_modules):
     assert 'PIL' not in loaded_modules

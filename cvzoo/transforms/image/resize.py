@@ -1,16 +1,10 @@
 """Resize a CHW image with Pillow, channel by channel in float32."""
 
 import numpy
-from PIL import Image
 
-_RESAMPLE = {
-    'nearest': Image.Resampling.NEAREST,
-    'bilinear': Image.Resampling.BILINEAR,
-    'bicubic': Image.Resampling.BICUBIC,
-    'lanczos': Image.Resampling.LANCZOS,
-    'box': Image.Resampling.BOX,
-    'hamming': Image.Resampling.HAMMING,
-}
+# Pillow's resampling filters by name; Pillow itself is imported on the first resize, so
+# that importing a model (and listing the zoo) does not load it
+_RESAMPLE = ('nearest', 'bilinear', 'bicubic', 'lanczos', 'box', 'hamming')
 
 
 def resize(img, size, interpolation='bilinear'):
@@ -39,9 +33,12 @@ def resize(img, size, interpolation='bilinear'):
     H, W = int(size[0]), int(size[1])
     if img.shape[1:] == (H, W):
         return img.copy()
+    from PIL import Image
+
+    resample = getattr(Image.Resampling, interpolation.upper())
     channels = [
         numpy.asarray(Image.fromarray(numpy.ascontiguousarray(channel, numpy.float32), 'F')
-                      .resize((W, H), _RESAMPLE[interpolation]))
+                      .resize((W, H), resample))
         for channel in img
     ]
     return numpy.stack(channels).astype(img.dtype, copy=False)
