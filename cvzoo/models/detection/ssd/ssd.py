@@ -29,7 +29,7 @@ from cvzoo.datasets.imagenet import imagenet_label_names
 from cvzoo.datasets.voc.voc_label_names import voc_bbox_label_names
 from cvzoo.models import pretrained, zoo
 from cvzoo.models.converters import file_format
-from cvzoo.models.detection import detector
+from cvzoo.models.detection import box_coding, detector
 from cvzoo.models.detection.ssd import extractors, multibox, multibox_coder
 from cvzoo.transforms.image import resize
 
@@ -150,7 +150,7 @@ class SSD(L.Chain, detector.Detector):
                              f'{source!r}')
         arrays = {key.removeprefix('/'): value for key, value in raw.items()}
         if source == 'chainercv':
-            arrays = {key: swap_xy_channels(value) if _LOC_KEY.fullmatch(key) else value
+            arrays = {key: box_coding.swap_xy_channels(value) if _LOC_KEY.fullmatch(key) else value
                       for key, value in arrays.items()}
         if not any(key.startswith('multibox/') for key in arrays):
             arrays = self._complete_backbone(arrays)
@@ -166,15 +166,6 @@ class SSD(L.Chain, detector.Detector):
             if key not in arrays and key[:key.rindex('/') + 1] not in vgg_convolutions:
                 arrays[key] = backend.to_numpy(param.array)
         return arrays
-
-
-def swap_xy_channels(array):
-    """Permute loc-head channels (n_anchor * 4, ...) from (y, x, h, w) to (x, y, w, h).
-
-    The permutation is its own inverse, so it also maps cvzoo's order to ChainerCV's.
-    """
-    grouped = array.reshape((-1, 4) + array.shape[1:])
-    return numpy.ascontiguousarray(grouped[:, [1, 0, 3, 2]]).reshape(array.shape)
 
 
 def _is_chainercv_npz(path):

@@ -52,7 +52,7 @@ from cvzoo.core import backend, config
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.models import pretrained, zoo
 from cvzoo.models.converters import file_format
-from cvzoo.models.detection.retinanet import box_coder
+from cvzoo.models.detection import box_coding
 from cvzoo.models.detection.ssd import (
     extractors,
     multibox,
@@ -194,7 +194,8 @@ class SSD300VGG16(ssd.SSD):
         xp = backend.get_array_module(mb_locs.array)
         center, half = self.coder.default_bbox[:, :2], self.coder.default_bbox[:, 2:] / 2
         anchor = xp.concatenate((center - half, center + half), axis=1)
-        bbox = box_coder.decode(anchor, mb_locs.array, BOX_CODER_WEIGHTS)
+        bbox = box_coding.decode(anchor, mb_locs.array, BOX_CODER_WEIGHTS,
+                                   exp_clip=box_coding.EXP_CLIP)
         bbox = xp.clip(bbox, 0, INSIZE)
         logits = mb_confs.array
         score = xp.exp(logits - logits.max(axis=-1, keepdims=True))

@@ -30,6 +30,7 @@ from cvzoo import errors
 from cvzoo.core import backend
 from cvzoo.models import pretrained, zoo
 from cvzoo.models.converters import file_format
+from cvzoo.models.detection import box_coding
 from cvzoo.models.detection.darknet import cfg_network, darknet_detector, yolo_decoder
 from cvzoo.models.detection.yolo import resize_contain
 
@@ -182,17 +183,6 @@ def _sniff_source(path):
     return 'chainercv' if any(name.startswith('extractor/') for name in names) else None
 
 
-def swap_xy_channels(array, n_entry):
-    """Permute head channels (A * n_entry, ...) from (ty, tx, th, tw, ...) to (tx, ty, tw, th, ...).
-
-    The permutation is its own inverse.
-    """
-    order = numpy.arange(n_entry)
-    order[:4] = [1, 0, 3, 2]
-    grouped = array.reshape((-1, n_entry) + array.shape[1:])
-    return numpy.ascontiguousarray(grouped[:, order]).reshape(array.shape)
-
-
 def _chainercv_names(network, links):
     """(ChainerCV name, cvzoo name) pairs of every parameter, in cfg order."""
     pairs = []
@@ -235,7 +225,7 @@ def convert_chainercv(network, links, raw):
     for theirs, mine in pairs:
         value = numpy.asarray(raw[theirs], numpy.float32)
         if mine[:mine.rindex('/') + 1] in head_convs:
-            value = swap_xy_channels(value, head_convs[mine[:mine.rindex('/') + 1]])
+            value = box_coding.swap_xy_channels(value, head_convs[mine[:mine.rindex('/') + 1]])
         if mine in eps:
             value = value + numpy.float32(CHAINERCV_BN_EPS - eps[mine])
         arrays[mine] = value

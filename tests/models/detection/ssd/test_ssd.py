@@ -13,6 +13,7 @@ import pytest
 from cvzoo import errors
 from cvzoo.core import config
 from cvzoo.core.serializers import dictionary
+from cvzoo.models.detection import box_coding
 from cvzoo.models.detection.ssd import ssd, ssd_tiny
 from cvzoo.testing import assert_is_detection_model
 
@@ -117,7 +118,7 @@ def _chainercv_arrays(model):
     arrays = {key.removeprefix('/'): value for key, value in serializer.target.items()}
     del arrays['coder/default_bbox']
     for key in [k for k in arrays if k.startswith('multibox/loc/')]:
-        arrays[key] = ssd.swap_xy_channels(arrays[key])
+        arrays[key] = box_coding.swap_xy_channels(arrays[key])
     return arrays
 
 

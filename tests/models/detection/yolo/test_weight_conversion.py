@@ -49,13 +49,6 @@ def test_tiny_chainercv_file_loads_and_permutes(tmp_path, rng, chainercv):
                                      arrays['extractor/1/conv/W'])
 
 
-def test_swap_xy_channels_by_hand():
-    b = numpy.arange(14, dtype=numpy.float32)  # 2 anchors x (5 + 2 classes)
-    swapped = yolo_base.swap_xy_channels(b, 7)
-    assert swapped.tolist() == [1, 0, 3, 2, 4, 5, 6, 8, 7, 10, 9, 11, 12, 13]
-    numpy.testing.assert_array_equal(yolo_base.swap_xy_channels(swapped, 7), b)
-
-
 def test_wrong_chainercv_file_names_every_bad_key(tmp_path, rng, chainercv):
     arrays = chainercv.random_file(rng, chainercv.yolov2_tiny_shapes(20))
     del arrays['extractor/3/conv/W'], arrays['subnet/b']
