@@ -122,6 +122,8 @@ def predict_command(args):
 def _check_predict_arguments(args):
     """Refuse user mistakes before any weights are loaded."""
     for path in args.images:
+        if os.path.isdir(path):
+            raise errors.UsageError(f'IMAGE: {path!r} is a folder; give image files')
         if not os.path.isfile(path):
             raise errors.UsageError(f'IMAGE: no such file {path!r}')
     if args.out is not None and len(args.images) > 1 and os.path.exists(args.out) \

@@ -67,13 +67,7 @@ USER_ERRORS = {
 }
 
 
-# Known to fail; reported, the CLI's error handling is being changed elsewhere.
-KNOWN = {'image_is_a_folder': "the CLI says 'no such file' for a folder"}
-
-
-@pytest.mark.parametrize('case', [pytest.param(case, marks=pytest.mark.xfail(
-    strict=True, reason=KNOWN[case])) if case in KNOWN else case for case in USER_ERRORS],
-    ids=list(USER_ERRORS))
+@pytest.mark.parametrize('case', list(USER_ERRORS))
 def test_user_error_is_one_line_naming_the_argument(request, tmp_path, capsys, case):
     request.getfixturevalue('real_registry' if case.startswith('unknown_') else 'cli')
     argv, texts = USER_ERRORS[case]
