@@ -1,10 +1,11 @@
-"""Convert your own weight file to cvzoo's .npz for a zoo model.
+"""Convert your own weight file to cvzoo's .npz (or .safetensors) for a zoo model.
 
     python scripts/convert_weights.py resnet50.pth resnet50.npz --model resnet50 --source torchvision
+    python scripts/convert_weights.py resnet50.pth resnet50.safetensors --model resnet50 --source torchvision
     python scripts/convert_weights.py my_ssd.npz ssd.npz --model ssd300 --source chainercv --n-class 3
 
 The result loads with ``Model(pretrained_model='resnet50.npz')`` or
-``cvzoo predict IMG --model resnet50 --pretrained-model resnet50.npz``.
+``cvzoo predict IMG --model resnet50 --pretrained-model resnet50.npz`` (or ``.safetensors``).
 """
 
 import argparse
@@ -16,7 +17,8 @@ from cvzoo.models.convert import convert_weight_file
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('src', help='the foreign file (.pth, ChainerCV .npz, .weights, .h5)')
-    parser.add_argument('dst', help='the cvzoo .npz to write')
+    parser.add_argument('dst', help='the file to write: a cvzoo .npz, or .safetensors when the '
+                        "name ends so (pip install 'cvzoo[safetensors]')")
     parser.add_argument('--model', required=True, help='registry name, e.g. resnet50')
     parser.add_argument('--source', default=None,
                         help="name mapping: torchvision, chainercv, darknet, cvzoo "

@@ -80,33 +80,6 @@ def markdown_table(rows):
     return '\n'.join(lines)
 
 
-def download_command(args):
-    """Fetch and verify every file of a weight key; print where they are.
-
-    A file whose source publishes no sha256 and that has no trust record yet is loaded
-    into its model, which records the trust only when it loads. ``--forget`` removes
-    the trust records (and the files) of the key instead.
-    """
-    model_class = _model_class(args.model)
-    if args.forget:
-        removed = zoo.forget_trust(model_class, args.key)
-        for path in removed:
-            print(f'removed {path}')
-        if not removed:
-            print(f'{args.model} {args.key}: no trust record to remove')
-        return 0
-    _check_weights_key(model_class, args.key)
-    weights = zoo_api.resolve_weights(model_class, args.key)
-    paths = zoo_api.fetch_weights(weights)
-    untrusted = [f for f in weights.all_files if f.sha256 == zoo.UNPUBLISHED
-                 and not os.path.exists(zoo.trust_record_path(f))]
-    if untrusted:
-        zoo_api.get_model(args.model, pretrained_model=args.key)
-    for path in paths:
-        print(path)
-    return 0
-
-
 def predict_command(args):
     """Run a model on images; print the results and optionally draw them."""
     _check_predict_arguments(args)
@@ -145,4 +118,4 @@ def _out_path(out, image_path, n_images):
     return os.path.join(out, stem + '_result.png')
 
 
-COMMANDS = {'models': models_command, 'download': download_command, 'predict': predict_command}
+COMMANDS = {'models': models_command, 'predict': predict_command}

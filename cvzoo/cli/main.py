@@ -1,7 +1,9 @@
 """Argument parsing of the ``cvzoo`` command and dispatch to its subcommands.
 
     cvzoo models [--task TASK] [--markdown]
-    cvzoo download MODEL KEY [--forget]
+    cvzoo download MODEL KEY [--format safetensors]
+    cvzoo download --forget MODEL KEY
+    cvzoo download --all --to DIR [--model MODEL]
     cvzoo predict IMAGE... --model NAME --pretrained-model KEY [--device D] [--topk K] [--out PNG]
     cvzoo export MODEL --pretrained-model KEY --format onnx --out FILE [--size H W]
 """
@@ -41,13 +43,6 @@ def _parser():
     models.add_argument('--task', help='only this task (classification, detection, ...)')
     models.add_argument('--markdown', action='store_true', help='print a Markdown table')
 
-    download = sub.add_parser('download', help='fetch and verify the files of a weight key')
-    download.add_argument('model')
-    download.add_argument('key')
-    download.add_argument('--forget', action='store_true',
-                          help='remove the trust-on-first-use record of the key (and its '
-                          'file), for a source that publishes no sha256')
-
     predict = sub.add_parser('predict', help='run a pretrained model on images')
     predict.add_argument('images', nargs='+', metavar='IMAGE')
     predict.add_argument('--model', required=True, help='registry name, e.g. resnet50')
@@ -59,8 +54,9 @@ def _parser():
                          help='detection score threshold (default: the visualize preset)')
     predict.add_argument('--out', help='write a picture of the result (PNG); with several '
                          'images, a folder')
-    from cvzoo.cli import export
+    from cvzoo.cli import download, export
 
+    download.add_parser(sub)
     export.add_parser(sub)
     return parser
 
@@ -74,9 +70,10 @@ def main(argv=None):
     its traceback.
     """
     args = _parser().parse_args(argv)
-    from cvzoo.cli import commands, export
+    from cvzoo.cli import commands, download, export
 
-    handlers = {**commands.COMMANDS, 'export': export.export_command}
+    handlers = {**commands.COMMANDS, 'download': download.download_command,
+                'export': export.export_command}
     try:
         return handlers[args.command](args)
     except (errors.CvzooError, argparse.ArgumentError) as exc:

@@ -25,14 +25,20 @@ CACHE_KEY = '__cvzoo_converted_from__'  # the array holding the stamp
 # (2: fasterrcnn_resnet50_fpn keeps the unused COCO classes of torchvision's predictor)
 _CACHE_VERSION = 2
 # The name mapping of a local file, from the format its bytes show.
-_SNIFFED_SOURCES = {'npz': 'cvzoo', 'hdf5': 'cvzoo', 'torch_zip': 'torch',
-                    'torch_legacy': 'torch', 'darknet_weights': 'darknet'}
+_SNIFFED_SOURCES = {'npz': 'cvzoo', 'hdf5': 'cvzoo', 'safetensors': 'cvzoo',
+                    'torch_zip': 'torch', 'torch_legacy': 'torch', 'darknet_weights': 'darknet'}
+# Formats that can hold cvzoo's own parameter names: read as they are, never converted.
+_NATIVE_FORMATS = ('npz', 'hdf5', 'safetensors')
 
 _logger = logging.getLogger(__name__)
 
 
 def source_of_file(path):
-    """The name mapping a local weight file implies: 'cvzoo', 'torch' or 'darknet'."""
+    """The name mapping a local weight file implies: 'cvzoo', 'torch' or 'darknet'.
+
+    A ``.safetensors`` file is taken to hold cvzoo's names; pass ``source`` to
+    ``load_weights`` for one written by another library (e.g. ``'torchvision'``).
+    """
     return _SNIFFED_SOURCES[file_format.sniff_format(path)]
 
 
@@ -91,7 +97,7 @@ def converted_arrays(model, path, source, source_sha256):
         calls ``save`` only once the arrays loaded into the model, so that a conversion
         that did not check out is never cached under the file's sha256.
     """
-    if source == 'cvzoo' and file_format.sniff_format(path) in ('npz', 'hdf5'):
+    if source == 'cvzoo' and file_format.sniff_format(path) in _NATIVE_FORMATS:
         return file_format.read_weight_file(path), lambda: None
     cache = _cache_path(path, source_sha256)
     stamp = _cache_stamp(source_sha256, source)

@@ -13,16 +13,22 @@ import posixpath
 import re
 import urllib.parse
 
-SOURCE_FORMATS = ('cvzoo_npz', 'torch_pth', 'darknet', 'keras_h5', 'chainercv_npz')
+SOURCE_FORMATS = ('cvzoo_npz', 'torch_pth', 'darknet', 'keras_h5', 'chainercv_npz',
+                  'safetensors')
 METRICS = ('top1', 'top5', 'map_voc07', 'map_coco', 'map50_coco', 'miou', 'mask_map_coco')
 DATASETS = ('imagenet_val', 'voc2007_test', 'voc2012_val', 'coco_val2017',
             'coco_test_dev', 'coco_val2017_voc_labels', 'camvid_test', 'cityscapes_val',
             'ade20k_val')
 INTERPOLATIONS = ('nearest', 'bilinear', 'bicubic', 'area', 'lanczos')
 RESIZE_BACKENDS = ('pil', 'cv2', 'darknet', 'cvzoo')
+# How the boxes a detector's weights learned end (docs/conventions.md, "Data"):
+# 'continuous': x_max is the right edge of the last pixel column (cvzoo's datasets, COCO,
+# torchvision); 'inclusive': x_max is that column's index, one less (ChainerCV's and
+# Darknet's VOC boxes). Detector.predict returns continuous boxes for either.
+BOX_CONVENTIONS = ('continuous', 'inclusive')
 # The name mapping passed to convert_weights when neither the caller nor the entry names one.
 DEFAULT_SOURCES = {'cvzoo_npz': 'cvzoo', 'chainercv_npz': 'chainercv', 'torch_pth': 'torch',
-                   'darknet': 'darknet', 'keras_h5': 'keras'}
+                   'darknet': 'darknet', 'keras_h5': 'keras', 'safetensors': 'cvzoo'}
 # ``sha256`` of a file whose source publishes no hash: the first download that loads
 # records the file's sha256 beside it (trust on first use; see cvzoo.models.weight_files)
 # and later loads verify against the record.
@@ -75,6 +81,9 @@ class Weights:
     is converted and loaded); ``files`` lists further files fetched with it, e.g. the
     Darknet ``.cfg`` beside its ``.weights``. ``convert_from`` names the parameter-name
     mapping passed to the model's ``convert_weights`` (default: from ``source_format``).
+    ``box_convention`` (one of ``BOX_CONVENTIONS``) says how the boxes these weights were
+    trained on end, for an entry of a whole detector; None for weights that predict no
+    boxes (classifiers, backbones).
     """
 
     url: str
@@ -91,6 +100,7 @@ class Weights:
     file_size: int | None = None
     files: tuple[WeightFile, ...] = ()
     convert_from: str | None = None
+    box_convention: str | None = None
 
     @property
     def main_file(self) -> WeightFile:
@@ -157,9 +167,9 @@ def schema_problems(weights) -> list:
     """Return every way a Weights entry breaks the schema (an empty list when it is valid).
 
     Checked: https URLs, sha256 (64 hex digits, a published prefix of at least 8, or
-    ``UNPUBLISHED``), plain and distinct file names, a known source
-    format, ``len(label_names) == n_class``, the preset's fields, and the scores (known
-    metric and dataset, a fraction, a non-empty source).
+    ``UNPUBLISHED``), plain and distinct file names, a known source format, a known box
+    convention (or None), ``len(label_names) == n_class``, the preset's fields, and the
+    scores (known metric and dataset, a fraction, a non-empty source).
     """
     if not isinstance(weights, Weights):
         return [f'expected a Weights entry, got {type(weights).__name__}']
@@ -169,6 +179,9 @@ def schema_problems(weights) -> list:
         problems.append(f'files: file names must differ, got {names}')
     if weights.source_format not in SOURCE_FORMATS:
         problems.append(f'source_format: {weights.source_format!r} not in {SOURCE_FORMATS}')
+    if weights.box_convention is not None and weights.box_convention not in BOX_CONVENTIONS:
+        problems.append(f'box_convention: {weights.box_convention!r} not in {BOX_CONVENTIONS} '
+                        '(or None)')
     if not isinstance(weights.n_class, int) or weights.n_class <= 0:
         problems.append(f'n_class: expected an int > 0, got {weights.n_class!r}')
     elif len(weights.label_names) != weights.n_class:

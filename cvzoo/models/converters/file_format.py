@@ -8,6 +8,7 @@ The name of a file says little (``.pth`` files are zip or legacy pickles, ``.h5`
     'npz'              a zip archive of ``.npy`` members (cvzoo, ChainerCV)
     'hdf5'             the HDF5 signature at offset 0, 512, 1024 or 2048 (Keras)
     'darknet_weights'  a Darknet version header followed by whole float32 values
+    'safetensors'      an 8-byte header length, then a JSON header (read with no pickle)
 
 >>> sniff_format('resnet50-0676ba61.pth')  # doctest: +SKIP
 'torch_zip'
@@ -20,9 +21,9 @@ import zipfile
 from cvzoo import errors
 from cvzoo.core.serializers import hdf5 as hdf5_serializer
 from cvzoo.core.serializers import npz as npz_serializer
-from cvzoo.models.converters import darknet, torch_pth
+from cvzoo.models.converters import darknet, safetensors_file, torch_pth
 
-FORMATS = ('torch_zip', 'torch_legacy', 'npz', 'hdf5', 'darknet_weights')
+FORMATS = ('torch_zip', 'torch_legacy', 'npz', 'hdf5', 'darknet_weights', 'safetensors')
 
 HDF5_SIGNATURE = b'\x89HDF\r\n\x1a\n'
 _HDF5_OFFSETS = (0, 512, 1024, 2048)
@@ -65,7 +66,7 @@ def sniff_format(path) -> str:
 
     Returns:
         str: one of ``'torch_zip'``, ``'torch_legacy'``, ``'npz'``, ``'hdf5'``,
-        ``'darknet_weights'``.
+        ``'darknet_weights'``, ``'safetensors'``.
 
     Raises:
         FileNotFoundError: no such file.
@@ -86,6 +87,8 @@ def sniff_format(path) -> str:
         return 'hdf5'
     if torch_pth.is_legacy_torch_file(head):
         return 'torch_legacy'
+    if safetensors_file.looks_like_safetensors(head, size):
+        return 'safetensors'
     if _looks_like_darknet(head, size):
         return 'darknet_weights'
     raise errors.CorruptFileError(
@@ -102,7 +105,7 @@ def read_weight_file(path, file_format=None) -> dict:
 
     Returns:
         dict: name -> ``numpy.ndarray``. PyTorch: the state dict's names; npz: its keys;
-        HDF5: '/'-joined dataset paths; Darknet: ``'header'`` (4,) int64 and
+        HDF5: '/'-joined dataset paths; safetensors: its names; Darknet: ``'header'`` (4,) int64 and
         ``'values'`` (N,) float32 (the model slices them in cfg order).
 
     Raises:
@@ -116,6 +119,7 @@ def read_weight_file(path, file_format=None) -> dict:
         'npz': npz_serializer.read_npz,
         'hdf5': hdf5_serializer.read_hdf5,
         'darknet_weights': darknet.read_darknet_raw,
+        'safetensors': safetensors_file.read_safetensors,
     }
     if file_format not in readers:
         raise ValueError(f'file_format: expected one of {FORMATS} or None, got {file_format!r}')

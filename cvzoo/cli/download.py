@@ -1,0 +1,81 @@
+"""``cvzoo download``: fetch and verify weight files, or fill a mirror folder with them.
+
+    cvzoo download MODEL KEY [--format safetensors]
+    cvzoo download --forget MODEL KEY
+    cvzoo download --all --to DIR [--model MODEL]
+
+``--format safetensors`` also writes the loaded weights as
+``$CVZOO_HOME/weights/<file>.cvzoo.safetensors`` (beside the download) and prints its
+path. ``--all --to DIR`` copies every file of every weights entry (of one model with
+``--model``) into ``DIR`` with a ``manifest.json``; ``CVZOO_WEIGHTS_MIRROR=DIR`` then
+serves them on a machine with no network.
+"""
+
+import os
+
+from cvzoo import errors
+from cvzoo import models as zoo_api
+from cvzoo.cli import commands
+from cvzoo.models import zoo
+
+FORMATS = ('original', 'safetensors')
+SAFETENSORS_SUFFIX = '.cvzoo.safetensors'
+
+
+def add_parser(subparsers):
+    """Register the ``download`` subcommand on ``subparsers`` (argparse's)."""
+    parser = subparsers.add_parser(
+        'download', help='fetch and verify the files of a weight key, or of the whole zoo '
+        'into a mirror folder (--all --to DIR)')
+    parser.add_argument('model', nargs='?', help='registry name, e.g. resnet50')
+    parser.add_argument('key', nargs='?', help='weight key, e.g. imagenet')
+    parser.add_argument('--forget', action='store_true',
+                        help='remove the trust-on-first-use record of the key (and its '
+                        'file), for a source that publishes no sha256')
+    parser.add_argument('--format', choices=FORMATS, default='original',
+                        help='safetensors: also write the loaded weights as .safetensors '
+                        "beside the download and print its path (needs cvzoo[safetensors])")
+    return parser
+
+
+def download_command(args):
+    """Run ``cvzoo download``; return the exit status."""
+    if args.model is None or args.key is None:
+        raise errors.UsageError('expected MODEL KEY, e.g. `cvzoo download resnet50 imagenet`')
+    model_class = commands._model_class(args.model)
+    if args.forget:
+        return _forget(args, model_class)
+    commands._check_weights_key(model_class, args.key)
+    if args.format == 'safetensors':
+        return _to_safetensors(args)
+    weights = zoo_api.resolve_weights(model_class, args.key)
+    paths = zoo_api.fetch_weights(weights)
+    untrusted = [f for f in weights.all_files if f.sha256 == zoo.UNPUBLISHED
+                 and not os.path.exists(zoo.trust_record_path(f))]
+    if untrusted:  # loading records the trust, and only when the file loads
+        zoo_api.get_model(args.model, pretrained_model=args.key)
+    for path in paths:
+        print(path)
+    return 0
+
+
+def _forget(args, model_class):
+    removed = zoo.forget_trust(model_class, args.key)
+    for path in removed:
+        print(f'removed {path}')
+    if not removed:
+        print(f'{args.model} {args.key}: no trust record to remove')
+    return 0
+
+
+def _to_safetensors(args):
+    """Load the key into its model and write the model's weights as .safetensors."""
+    from cvzoo.models.converters import safetensors_file  # noqa: PLC0415
+
+    safetensors_file.require_package()
+    model = zoo_api.get_model(args.model, pretrained_model=args.key)
+    weights = zoo_api.resolve_weights(type(model), args.key)
+    path = zoo_api.fetch_weights(weights)[0] + SAFETENSORS_SUFFIX  # cached: no new download
+    safetensors_file.save_safetensors(path, model)
+    print(path)
+    return 0
