@@ -79,9 +79,10 @@ def load_pretrained(model, pretrained_model, n_class, n_built, entry, reset_head
 
     The weights load through the model's own ``load_pretrained(path_or_key, source)``
     when it has one, else through :func:`cvzoo.models.zoo.load_weights`. The model
-    then takes the entry's label names; when ``n_class`` is given and differs from
-    ``n_built``, ``reset_head(n_class)`` re-makes the heads and the label names are
-    dropped.
+    then takes the entry's label names, and a detector its box convention (see
+    :func:`cvzoo.models.detection.detector.as_continuous`); when ``n_class`` is given and
+    differs from ``n_built``, ``reset_head(n_class)`` re-makes the heads and the label
+    names are dropped (the box convention stays: the box regressors keep their weights).
 
     Args:
         model (Link): the model, built with ``n_built`` classes.
@@ -101,6 +102,8 @@ def load_pretrained(model, pretrained_model, n_class, n_built, entry, reset_head
             load(pretrained_model, source=source)
     if entry is not None:
         model.label_names = tuple(entry.label_names)
+        if entry.box_convention is not None:  # a detector: how its boxes end
+            model.box_convention = entry.box_convention
     if n_class is not None and n_class != n_built:
         reset_head(n_class)
         model.label_names = None

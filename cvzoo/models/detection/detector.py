@@ -39,12 +39,17 @@ class Detector:
         max_detections (int or None): detections kept per image (after NMS).
         inclusive_score_thresh (bool): keep scores equal to ``score_thresh`` too (as
             ChainerCV's SSD, YOLO and FPN models); False keeps only scores above it.
+        box_convention (str): how the boxes the network learned end, from the weights
+            entry (``Weights.box_convention``, set when they load): 'continuous' or
+            'inclusive' (x_max, y_max one less, as ChainerCV's and Darknet's VOC boxes).
+            predict() returns continuous boxes either way (:func:`as_continuous`).
     """
 
     presets: typing.ClassVar[dict] = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.45},
                'evaluate': {'score_thresh': 0.01, 'nms_thresh': 0.45}}
     max_detections = None
     inclusive_score_thresh = False
+    box_convention = 'continuous'
     score_thresh = 0.7
     nms_thresh = 0.45
 
@@ -96,7 +101,8 @@ class Detector:
                 outputs = self.forward(x)
                 bbox, score = self.decode(outputs, sizes)
                 result = self.suppress(bbox, score, sizes)
-            bboxes += result[0]
+            bboxes += [as_continuous(bbox, size, self.box_convention)
+                       for bbox, size in zip(result[0], sizes)]
             labels += result[1]
             scores += result[2]
         return bboxes, labels, scores
@@ -123,6 +129,37 @@ class Detector:
         return per_image_detections(
             image_index, bbox[image_index, box_index], score[image_index, box_index, label],
             label, B, n_fg_class, self.nms_thresh, self.max_detections, limits)
+
+
+def as_continuous(bbox, size, box_convention):
+    """Host boxes of a model in ``box_convention`` as continuous boxes inside the image.
+
+    An inclusive box's (x_max, y_max) is its last pixel, not the edge after it (ChainerCV
+    and Darknet read a VOC ``xmax`` so; cvzoo's datasets and metrics do not). It is
+    clipped to the image's pixel indices and 1 is added to x_max and y_max: so cvzoo's
+    VOC metric on the result equals ChainerCV's (which adds that 1 itself) on the boxes
+    clipped the same way. Continuous boxes come back as they are.
+
+    Args:
+        bbox (numpy.ndarray): (R, 4) float32 (x_min, y_min, x_max, y_max), clipped to the
+            image.
+        size (tuple): the image's (H, W).
+        box_convention (str): 'continuous' or 'inclusive'.
+
+    Returns:
+        numpy.ndarray: (R, 4) float32 continuous boxes inside the image.
+
+    >>> as_continuous(numpy.array([[0, 2, 9, 5]], numpy.float32), (6, 10), 'inclusive')
+    array([[ 0.,  2., 10.,  6.]], dtype=float32)
+    """
+    if box_convention == 'continuous':
+        return bbox
+    if box_convention != 'inclusive':
+        raise ValueError(f"box_convention: expected 'continuous' or 'inclusive', got "
+                         f'{box_convention!r}')
+    H, W = size
+    bbox = numpy.clip(bbox, 0, numpy.array([W - 1, H - 1, W - 1, H - 1], bbox.dtype))
+    return bbox + numpy.array([0, 0, 1, 1], bbox.dtype)
 
 
 def to_host(*arrays):

@@ -32,7 +32,8 @@ def _entry(path, file_stem, sha256, cfg_sha256, n_class, score, commit=_V1_COMMI
         n_class=n_class, label_names=tuple(label_names), preset=DARKNET_PRESET,
         reported=score, license=_LICENSE, notes=_NOTES, file_name=f'{file_stem}.weights',
         files=(zoo.WeightFile(f'{_REPO}{commit}/{path}.cfg', cfg_sha256,
-                              f'{file_stem}.cfg'),))
+                              f'{file_stem}.cfg'),),
+        box_convention='inclusive' if n_class == 20 else 'continuous')
 
 
 def _voc_score(value):

@@ -208,7 +208,7 @@ def _voc_entry(file_name, percent, data):
         reported=zoo.Score('map_voc07', percent / 100, 'voc2007_test',
                            f'ChainerCV examples/faster_rcnn/README.md ({data}, VOC2007 test, '
                            '11-point metric)'),
-        notes=_VOC_NOTES, convert_from='chainercv')
+        notes=_VOC_NOTES, convert_from='chainercv', box_convention='inclusive')
 
 
 FasterRCNNVGG16.weights = {

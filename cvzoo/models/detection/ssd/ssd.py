@@ -274,7 +274,7 @@ def _voc_entry(file_name, preset, percent):
         n_class=20, label_names=tuple(voc_bbox_label_names), preset=preset,
         reported=zoo.Score('map_voc07', percent / 100, 'voc2007_test',
                            'ChainerCV examples/ssd/README.md (VOC2007 test, 11-point metric)'),
-        notes=_VOC_NOTES, convert_from='chainercv')
+        notes=_VOC_NOTES, convert_from='chainercv', box_convention='inclusive')
 
 
 def _backbone_entry(preset):

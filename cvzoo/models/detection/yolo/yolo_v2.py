@@ -45,13 +45,13 @@ def _voc_entries(chainercv_file, chainercv_map, darknet_file, darknet_map, *, cf
             reported=zoo.Score('map_voc07', chainercv_map, 'voc2007_test',
                                _CHAINERCV_SCORE_SOURCE),
             license=_LICENSE, notes=_chainercv_notes(darknet_measured),
-            convert_from='chainercv'),
+            convert_from='chainercv', box_convention='inclusive'),
         'voc0712_darknet': zoo.Weights(
             url=_DARKNET_URL + darknet_file, sha256=zoo.UNPUBLISHED, source_format='darknet',
             n_class=20, label_names=voc, preset=yolo_base.preset((416, 416), 'darknet'),
             reported=zoo.Score('map_voc07', darknet_map, 'voc2007_test', darknet_source),
             license=_LICENSE, notes=_darknet_notes(cfg_name, darknet_measured),
-            convert_from='darknet'),
+            convert_from='darknet', box_convention='inclusive'),
     }
 
 

@@ -80,7 +80,7 @@ YOLOv3.weights = {
                'channels y-first there, swapped back by cvzoo); ChainerCV reports 80.2 for '
                'Darknet too. Preprocessing is ChainerCV\'s resize_contain (no upscaling, '
                'grey 0.5) with an OpenCV-style bilinear resize in numpy.'),
-        convert_from='chainercv'),
+        convert_from='chainercv', box_convention='inclusive'),
     'coco': zoo.Weights(
         url='https://pjreddie.com/media/files/yolov3.weights', sha256=zoo.UNPUBLISHED,
         source_format='darknet', n_class=80, label_names=tuple(coco_bbox_label_names),
@@ -93,5 +93,5 @@ YOLOv3.weights = {
                '(embedded, not fetched; 608x608). Darknet\'s letterbox and box correction '
                'are reproduced, and its sqrt(var) + 1e-6 batch normalization is folded into '
                'avg_var.'),
-        convert_from='darknet'),
+        convert_from='darknet', box_convention='continuous'),
 }

@@ -142,7 +142,7 @@ def _weights(n_layer, percent):
                            'ChainerCV examples/fpn/README.md (mmAP, COCO val2017)'),
         notes='Trained by ChainerCV with y-first boxes; cvzoo permutes the offset layers. '
               'ChainerCV resizes with OpenCV, cvzoo with Pillow.',
-        convert_from='chainercv')
+        convert_from='chainercv', box_convention='continuous')
     imagenet = zoo.Weights(
         url=f'{_CHAINERCV_URL}resnet{n_layer}_imagenet_converted_2018_03_07.npz',
         sha256=zoo.UNPUBLISHED, source_format='chainercv_npz', n_class=1000,
