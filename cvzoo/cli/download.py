@@ -12,11 +12,12 @@ serves them on a machine with no network.
 """
 
 import os
+import sys
 
 from cvzoo import errors
 from cvzoo import models as zoo_api
 from cvzoo.cli import commands
-from cvzoo.models import zoo
+from cvzoo.models import registry, weight_files, zoo
 
 FORMATS = ('original', 'safetensors')
 SAFETENSORS_SUFFIX = '.cvzoo.safetensors'
@@ -35,11 +36,20 @@ def add_parser(subparsers):
     parser.add_argument('--format', choices=FORMATS, default='original',
                         help='safetensors: also write the loaded weights as .safetensors '
                         "beside the download and print its path (needs cvzoo[safetensors])")
+    parser.add_argument('--all', action='store_true',
+                        help='every file of every weight key (with --to), for a mirror folder')
+    parser.add_argument('--to', metavar='DIR',
+                        help='with --all: the folder to fill, with a manifest.json; then '
+                        'CVZOO_WEIGHTS_MIRROR=DIR serves it on a machine with no network')
+    parser.add_argument('--model', dest='only_model', metavar='MODEL',
+                        help='with --all: only this model\'s weight keys')
     return parser
 
 
 def download_command(args):
     """Run ``cvzoo download``; return the exit status."""
+    if args.all or args.to is not None or args.only_model is not None:
+        return _fill_mirror(args)
     if args.model is None or args.key is None:
         raise errors.UsageError('expected MODEL KEY, e.g. `cvzoo download resnet50 imagenet`')
     model_class = commands._model_class(args.model)
@@ -57,6 +67,32 @@ def download_command(args):
     for path in paths:
         print(path)
     return 0
+
+
+def _fill_mirror(args):
+    """``--all --to DIR [--model M]``: copy the files into DIR; print one line per file.
+
+    Returns 1 when some file could not be fetched (each is named on stderr).
+    """
+    if not args.all or args.to is None:
+        raise errors.UsageError('--to and --model go with --all: '
+                                '`cvzoo download --all --to DIR [--model MODEL]`')
+    if args.model is not None or args.forget or args.format != 'original':
+        raise errors.UsageError('--all takes no MODEL KEY, --forget or --format '
+                                '(use --model MODEL to limit it to one model)')
+    if args.only_model is not None:
+        commands._model_class(args.only_model)
+    entries = [item for item in registry.iter_weights()
+               if args.only_model in (None, item[0])]
+    records, failures = weight_files.fill_mirror(args.to, entries)
+    for record in records:
+        print(f"{os.path.join(args.to, record['name'])}  {record['sha256']}  "
+              f"{record['size']} bytes")
+    print(f'{len(records)} files in {args.to}, listed in '
+          f'{os.path.join(args.to, weight_files.MANIFEST_NAME)}')
+    for failure in failures:
+        print(f'cvzoo download: failed: {failure}', file=sys.stderr)
+    return 1 if failures else 0
 
 
 def _forget(args, model_class):

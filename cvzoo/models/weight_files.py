@@ -9,12 +9,18 @@ its sha256 is then recorded in ``$CVZOO_HOME/weights/<file_name>.sha256``
 (:func:`cvzoo.models.zoo.load_weights` calls :func:`pending_trust`, then
 :func:`record_trust` or :func:`drop_untrusted`). ``cvzoo download --forget MODEL KEY``
 (:func:`forget_trust`) removes the record, the file and its converted cache.
+
+:func:`fill_mirror` (``cvzoo download --all --to DIR``) copies the files of many entries
+into a folder with a ``manifest.json``, for ``$CVZOO_WEIGHTS_MIRROR`` on a machine
+with no network.
 """
 
 import hashlib
+import json
 import logging
 import os
 import re
+import shutil
 
 from cvzoo import errors
 from cvzoo.core.serializers import atomic_write
@@ -22,15 +28,17 @@ from cvzoo.models import conversion_cache, registry, weights_schema
 from cvzoo.utils import paths
 
 WEIGHTS_SUBDIR = 'weights'  # downloads go to $CVZOO_HOME/weights
+MANIFEST_NAME = 'manifest.json'  # what fill_mirror writes beside the files
 
 _logger = logging.getLogger(__name__)
 
 
-def _cached_download(url, sha256, file_name):
+def _cached_download(url, sha256, file_name, mirrors=()):
     # NOTE: imported here, so that the zoo imports without the download stack (requests).
     from cvzoo.utils import download
 
-    return download.cached_download(url, sha256, file_name=file_name, subdir=WEIGHTS_SUBDIR)
+    return download.cached_download(url, sha256, file_name=file_name, subdir=WEIGHTS_SUBDIR,
+                                    mirrors=mirrors)
 
 
 def is_full_sha256(sha256):
@@ -79,10 +87,11 @@ def _fetch_verified(weight_file):
     """
     if is_full_sha256(weight_file.sha256):
         return os.fspath(_cached_download(weight_file.url, weight_file.sha256,
-                                          weight_file.file_name)), None
+                                          weight_file.file_name, weight_file.mirrors)), None
     problem = None
     for _ in range(2):
-        path = os.fspath(_cached_download(weight_file.url, None, weight_file.file_name))
+        path = os.fspath(_cached_download(weight_file.url, None, weight_file.file_name,
+                                          weight_file.mirrors))
         problem, pending = _hash_problem(weight_file, path)
         if problem is None:
             return path, pending
@@ -165,6 +174,79 @@ def forget_trust(model_class, key: str) -> list:
                 os.remove(name)
                 removed.append(name)
     return removed
+
+
+def _copy_into(weight_file, folder):
+    """Put one verified file into ``folder`` (fetched into the cache first, unless the
+    folder already holds it with the entry's full sha256); return its manifest record."""
+    target = os.path.join(folder, weight_file.file_name)
+    if not (is_full_sha256(weight_file.sha256) and os.path.isfile(target)
+            and sha256_of_file(target) == weight_file.sha256):
+        path, _ = _fetch_verified(weight_file)
+        with atomic_write.atomic_write(target) as tmp_path:
+            shutil.copyfile(path, tmp_path)
+    return {'name': weight_file.file_name, 'sha256': sha256_of_file(target),
+            'size': os.path.getsize(target), 'url': weight_file.url}
+
+
+def _add_to_mirror(records, weight_file, folder, user):
+    """Copy ``weight_file`` into ``folder`` once and note ``user`` ('model/key') in its
+    record; return a failure message, or None."""
+    record = records.get(weight_file.file_name)
+    if record is None:
+        try:
+            record = _copy_into(weight_file, folder)
+        except errors.DownloadError as exc:
+            return f'{user}: {exc}'
+        record['weights'] = []
+        records[weight_file.file_name] = record
+    record['weights'].append(user)
+    return None
+
+
+def _read_manifest(path):
+    if not os.path.exists(path):
+        return {}
+    try:
+        with open(path) as file:
+            return {record['name']: record for record in json.load(file)['files']}
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise errors.CorruptFileError(f'{path}: not a cvzoo mirror manifest ({exc})') from exc
+
+
+def fill_mirror(folder, entries) -> tuple:
+    """Copy every file of ``entries`` into ``folder`` and list them in ``manifest.json``.
+
+    Each file is fetched as a load would fetch it (``$CVZOO_WEIGHTS_MIRROR``, the origin,
+    then the entry's mirrors; verified) into the cache, then copied under its
+    ``file_name``, the name ``$CVZOO_WEIGHTS_MIRROR=folder`` looks for. A file that
+    cannot be fetched is reported and the others are still copied. The manifest keeps
+    the records of earlier runs into the same folder.
+
+    Args:
+        folder (str or os.PathLike): the mirror folder (created).
+        entries: ``(model_name, key, Weights)`` items, as ``registry.iter_weights`` yields.
+
+    Returns:
+        tuple: ``(records, failures)``: the manifest records written by this call (dicts
+        with ``name``, ``sha256``, ``size``, ``url`` and ``weights``, the ``model/key``
+        names using the file), and one message per file that could not be fetched.
+    """
+    folder = os.fspath(folder)
+    os.makedirs(folder, exist_ok=True)
+    manifest_path = os.path.join(folder, MANIFEST_NAME)
+    manifest = _read_manifest(manifest_path)
+    records, failures = {}, []
+    for model_name, key, weights in entries:
+        for weight_file in weights.all_files:
+            failure = _add_to_mirror(records, weight_file, folder, f'{model_name}/{key}')
+            if failure:
+                failures.append(failure)
+    manifest.update(records)
+    with atomic_write.atomic_write(manifest_path) as tmp_path, open(tmp_path, 'w') as file:
+        json.dump({'files': sorted(manifest.values(), key=lambda r: r['name'])}, file,
+                  indent=1)
+    return list(records.values()), failures
 
 
 def sha256_of_file(path):

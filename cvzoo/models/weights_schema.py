@@ -60,12 +60,22 @@ class Score:
 
 @dataclasses.dataclass(frozen=True)
 class WeightFile:
-    """One file of a weights entry; ``file_name`` (its name in a mirror) defaults to the URL's."""
+    """One file of a weights entry; ``file_name`` (its name in a mirror) defaults to the URL's.
+
+    ``mirrors`` are further https URLs of the same bytes (same sha256), tried in order
+    after ``url`` (the origin) when it fails; ``$CVZOO_WEIGHTS_MIRROR`` comes first.
+    """
 
     url: str
     sha256: str
     file_name: str = ''
     size: int | None = None  # bytes, when known
+    mirrors: tuple[str, ...] = ()
+
+    @property
+    def urls(self) -> tuple:
+        """The origin, then the mirrors: the order in which they are tried."""
+        return (self.url,) + tuple(self.mirrors)
 
     def __post_init__(self):
         if not self.file_name:
@@ -78,7 +88,8 @@ class Weights:
     """One pretrained weight entry: where the file is, what it is, what it scores.
 
     ``url``/``sha256``/``file_name``/``file_size`` describe the main file (the one that
-    is converted and loaded); ``files`` lists further files fetched with it, e.g. the
+    is converted and loaded), ``mirrors`` further URLs of that file (see
+    :class:`WeightFile`); ``files`` lists further files fetched with it, e.g. the
     Darknet ``.cfg`` beside its ``.weights``. ``convert_from`` names the parameter-name
     mapping passed to the model's ``convert_weights`` (default: from ``source_format``).
     ``box_convention`` (one of ``BOX_CONVENTIONS``) says how the boxes these weights were
@@ -100,12 +111,14 @@ class Weights:
     file_size: int | None = None
     files: tuple[WeightFile, ...] = ()
     convert_from: str | None = None
+    mirrors: tuple[str, ...] = ()
     box_convention: str | None = None
 
     @property
     def main_file(self) -> WeightFile:
         """The file that holds the parameters."""
-        return WeightFile(self.url, self.sha256, self.file_name, self.file_size)
+        return WeightFile(self.url, self.sha256, self.file_name, self.file_size,
+                          mirrors=tuple(self.mirrors))
 
     @property
     def all_files(self) -> tuple:
@@ -151,8 +164,11 @@ def _preset_problems(preset):
 
 def _file_problems(weight_file):
     problems = []
-    if not weight_file.url.startswith('https://'):
-        problems.append(f'{weight_file.file_name}: url {weight_file.url!r} is not https')
+    for url in weight_file.urls:
+        if not isinstance(url, str) or not url.startswith('https://'):
+            problems.append(f'{weight_file.file_name}: url {url!r} is not https')
+    if len(set(weight_file.urls)) != len(weight_file.urls):
+        problems.append(f'{weight_file.file_name}: mirrors repeat a URL: {weight_file.urls}')
     if not (weight_file.sha256 == UNPUBLISHED
             or re.fullmatch(f'[0-9a-f]{{{_MIN_PREFIX},64}}', weight_file.sha256)):
         problems.append(f'{weight_file.file_name}: sha256 {weight_file.sha256!r} is neither 64 '
@@ -166,7 +182,7 @@ def _file_problems(weight_file):
 def schema_problems(weights) -> list:
     """Return every way a Weights entry breaks the schema (an empty list when it is valid).
 
-    Checked: https URLs, sha256 (64 hex digits, a published prefix of at least 8, or
+    Checked: https URLs (mirrors too, none repeated), sha256 (64 hex digits, a published prefix of at least 8, or
     ``UNPUBLISHED``), plain and distinct file names, a known source format, a known box
     convention (or None), ``len(label_names) == n_class``, the preset's fields, and the
     scores (known metric and dataset, a fraction, a non-empty source).

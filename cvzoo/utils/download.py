@@ -293,13 +293,14 @@ def _is_cached(target: pathlib.Path, sha256: Optional[str]) -> bool:
 
 def cached_download(url: str, sha256: Optional[str] = None, *, file_name: Optional[str] = None,
                     subdir: str = '', mirror: bool = True, quiet: Optional[bool] = None,
-                    deadline: Optional[float] = None) -> pathlib.Path:
+                    deadline: Optional[float] = None, mirrors=()) -> pathlib.Path:
     """Return the path of ``url``'s file under ``$CVZOO_HOME/subdir``, fetching it once.
 
     A cached file is reused when its sha256 matches (or no hash is given). Otherwise
     the mirror ``$CVZOO_WEIGHTS_MIRROR`` (a folder holding ``file_name``, or a base URL
-    to which ``/file_name`` is appended) is tried first, then ``url``. A file lock
-    makes concurrent processes wait for one download.
+    to which ``/file_name`` is appended) is tried first, then ``url``, then each of
+    ``mirrors`` in order, all checked against the same sha256. A file lock makes
+    concurrent processes wait for one download.
 
     Args:
         url (str): the original location (http(s)://, file:// or a path).
@@ -307,10 +308,11 @@ def cached_download(url: str, sha256: Optional[str] = None, *, file_name: Option
         file_name (str or None): the cached and mirrored name; default the last part of
             the URL's path.
         subdir (str): folder under ``$CVZOO_HOME``.
-        mirror (bool): False skips the mirror.
+        mirror (bool): False skips ``$CVZOO_WEIGHTS_MIRROR``.
         quiet (bool or None): progress bar switch.
         deadline (float or None): seconds each source may take for the file, as in
             :func:`download`.
+        mirrors (sequence of str): further URLs of the same file, tried after ``url``.
 
     Returns:
         pathlib.Path: the cached file.
@@ -329,7 +331,7 @@ def cached_download(url: str, sha256: Optional[str] = None, *, file_name: Option
         if _is_cached(target, sha256):
             return target
         sources = [_mirror_source(file_name)] if mirror else []
-        sources = [s for s in sources if s is not None] + [url]
+        sources = [s for s in sources if s is not None] + [url] + list(mirrors)
         failures = []
         for source in sources:
             try:

@@ -39,6 +39,9 @@ def test_weight_file_name_defaults_to_url():
     entry = _weights(files=(zoo.WeightFile('https://h/net.cfg', SHA),))
     assert [f.file_name for f in entry.all_files] == ['toy-1234.pth', 'net.cfg']
     assert entry.main_file.url == entry.url
+    mirrored = _weights(mirrors=('https://mirror.org/toy-1234.pth',))
+    assert mirrored.main_file.urls == (mirrored.url, 'https://mirror.org/toy-1234.pth')
+    assert zoo.schema_problems(mirrored) == []
     with pytest.raises(dataclasses.FrozenInstanceError):
         entry.url = 'https://other'
 
@@ -69,6 +72,10 @@ BROKEN = {
     'no_source': ({'reported': dataclasses.replace(SCORE, source=' ')}, 'source'),
     'measured': ({'measured': dataclasses.replace(SCORE, value=-1.0)}, 'measured.value'),
     'same_names': ({'files': (zoo.WeightFile('https://h/toy-1234.pth', SHA),)}, 'differ'),
+    'http_mirror': ({'mirrors': ('http://mirror.org/toy-1234.pth',)}, 'not https'),
+    'repeated_mirror': ({'mirrors': ('https://example.org/models/toy-1234.pth',)}, 'repeat'),
+    'file_mirror': ({'files': (zoo.WeightFile('https://h/net.cfg', SHA,
+                                              mirrors=('ftp://h/net.cfg',)),)}, 'not https'),
 }
 
 
@@ -328,7 +335,7 @@ def test_load_weights_argument_errors(tmp_path):
 
 
 def _fake_download(folder, fetched):
-    def cached_download(url, sha256, file_name):
+    def cached_download(url, sha256, file_name, mirrors=()):
         path = folder / file_name
         if hashlib.sha256(path.read_bytes()).hexdigest() != sha256:
             raise errors.DownloadError(f'{url}: sha256 mismatch')

@@ -325,3 +325,34 @@ def test_deadline_argument_and_bad_environment(trickle_server, tmp_path, monkeyp
     monkeypatch.setenv('CVZOO_DOWNLOAD_DEADLINE', 'soon')
     with pytest.raises(ValueError, match='CVZOO_DOWNLOAD_DEADLINE'):
         download(f'{trickle_server}/w.npz', tmp_path / 'w.npz', quiet=True)
+
+
+def test_mirrors_are_tried_in_order_after_the_origin(http_server, home, tmp_path, monkeypatch):
+    """A dead origin (404, then a port nothing listens on) gives way to the next URL,
+    checked against the same sha256; the env mirror still comes first."""
+    (http_server.root / 'w.npz').write_bytes(DATA)
+    (http_server.root / 'other.npz').write_bytes(b'not the file')
+    http_server.fail('w.npz', status=404)
+    mirrors = ['http://127.0.0.1:9/w.npz', http_server.url_for('other.npz'),
+               http_server.url_for('w.npz')]
+    path = cached_download(http_server.url_for('w.npz'), SHA, quiet=True, mirrors=mirrors)
+    assert path.read_bytes() == DATA
+    assert http_server.count('w.npz') == 2 and http_server.count('other.npz') == 1
+    path.unlink()
+    mirror = tmp_path / 'mirror'
+    mirror.mkdir()
+    (mirror / 'w.npz').write_bytes(DATA)
+    monkeypatch.setenv('CVZOO_WEIGHTS_MIRROR', str(mirror))
+    assert cached_download('http://127.0.0.1:9/w.npz', SHA, quiet=True,
+                           mirrors=[http_server.url_for('w.npz')]).read_bytes() == DATA
+    assert http_server.count('w.npz') == 2  # served by the folder
+
+
+def test_every_url_failing_names_each(http_server, home):
+    http_server.fail('w.npz', status=404)
+    with pytest.raises(errors.DownloadError) as info:
+        cached_download(http_server.url_for('w.npz'), SHA, quiet=True,
+                        mirrors=['http://127.0.0.1:9/w.npz'])
+    message = str(info.value)
+    assert 'HTTP status 404' in message and '127.0.0.1:9/w.npz' in message
+    assert 'CVZOO_WEIGHTS_MIRROR' in message
