@@ -31,7 +31,14 @@ def _check_weights_key(model_class, key):
 
 
 def models_command(args):
-    """Print every registered model with its weight keys, sources and scores."""
+    """Print every registered model with its weight keys, sources and scores, or with
+    ``--info NAME`` the card of one model."""
+    if args.info is not None:
+        from cvzoo.cli import model_card  # noqa: PLC0415
+
+        _model_class(args.info)
+        print(model_card.model_card(args.info))
+        return 0
     if args.task is not None and args.task not in zoo.TASKS:
         raise errors.UsageError(f'--task: expected one of {zoo.TASKS}, got {args.task!r}')
     rows = zoo_table_rows(args.task)

@@ -1,6 +1,7 @@
 """Argument parsing of the ``cvzoo`` command and dispatch to its subcommands.
 
     cvzoo models [--task TASK] [--markdown]
+    cvzoo models --info NAME
     cvzoo download MODEL KEY [--format safetensors]
     cvzoo download --forget MODEL KEY
     cvzoo download --all --to DIR [--model MODEL]
@@ -42,6 +43,9 @@ def _parser():
     models = sub.add_parser('models', help='print the zoo: every model, weight key and score')
     models.add_argument('--task', help='only this task (classification, detection, ...)')
     models.add_argument('--markdown', action='store_true', help='print a Markdown table')
+    models.add_argument('--info', metavar='NAME', help='print the model card of one model: '
+                        'source, licence, scores, files and hashes, preprocessing, and the '
+                        'command that reproduces the score')
 
     predict = sub.add_parser('predict', help='run a pretrained model on images')
     predict.add_argument('images', nargs='+', metavar='IMAGE')

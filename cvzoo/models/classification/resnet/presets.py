@@ -71,4 +71,4 @@ def chainercv_entry(file_name, top1_error_percent, *, original, preset=CHAINERCV
         n_class=1000, label_names=imagenet_label_names.imagenet_label_names, preset=preset,
         reported=zoo.Score('top1', round(1 - top1_error_percent / 100, 5), 'imagenet_val',
                            CHAINERCV_DOCS.format(original)),
-        notes=notes, convert_from='chainercv')
+        license='MIT (ChainerCV)', notes=notes, convert_from='chainercv')

@@ -208,7 +208,8 @@ def _voc_entry(file_name, percent, data):
         reported=zoo.Score('map_voc07', percent / 100, 'voc2007_test',
                            f'ChainerCV examples/faster_rcnn/README.md ({data}, VOC2007 test, '
                            '11-point metric)'),
-        notes=_VOC_NOTES, convert_from='chainercv', box_convention='inclusive')
+        notes=_VOC_NOTES, convert_from='chainercv', box_convention='inclusive',
+        license='MIT (ChainerCV)')
 
 
 FasterRCNNVGG16.weights = {
@@ -224,5 +225,5 @@ FasterRCNNVGG16.weights = {
         reported=vgg16.VGG16.weights['imagenet_chainercv'].reported,
         notes='VGG16 classifier of Simonyan and Zisserman converted by ChainerCV, for '
               'training; it holds no detector, so its score is its ImageNet top-1.',
-        convert_from='chainercv'),
+        convert_from='chainercv', license='MIT (ChainerCV)'),
 }

@@ -266,5 +266,5 @@ FasterRCNNResNet50FPN.weights = {
               "softmax; torch resizes with interpolate (bilinear, no antialias), which "
               "cvzoo's resize_images reproduces; min size 800, max size 1333, padding to "
               'multiples of 32.',
-        convert_from='torchvision', box_convention='continuous'),
+        convert_from='torchvision', box_convention='continuous', license='BSD-3-Clause'),
 }

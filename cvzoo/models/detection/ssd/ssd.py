@@ -274,7 +274,8 @@ def _voc_entry(file_name, preset, percent):
         n_class=20, label_names=tuple(voc_bbox_label_names), preset=preset,
         reported=zoo.Score('map_voc07', percent / 100, 'voc2007_test',
                            'ChainerCV examples/ssd/README.md (VOC2007 test, 11-point metric)'),
-        notes=_VOC_NOTES, convert_from='chainercv', box_convention='inclusive')
+        notes=_VOC_NOTES, convert_from='chainercv', box_convention='inclusive',
+        license='MIT (ChainerCV)')
 
 
 def _backbone_entry(preset):
@@ -285,7 +286,7 @@ def _backbone_entry(preset):
         reported=zoo.Score('top1', 0.71, 'imagenet_val',
                            'ChainerCV examples/classification/README.md, VGG16 single center '
                            'crop (before the fc reduction)'),
-        notes=_BACKBONE_NOTES, convert_from='chainercv')
+        notes=_BACKBONE_NOTES, convert_from='chainercv', license='MIT (ChainerCV)')
 
 
 SSD300.weights = {'voc0712': _voc_entry('ssd300_voc0712_converted_2017_06_06.npz',

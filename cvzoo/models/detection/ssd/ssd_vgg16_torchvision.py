@@ -247,5 +247,5 @@ SSD300VGG16.weights = {
               'reordered to the background, the 80 real classes in cvzoo\'s order and the '
               'ten unused ids, which stay in the softmax; images are resized to 300x300 '
               "as torch's interpolate does (bilinear, no antialias).",
-        convert_from='torchvision', box_convention='continuous'),
+        convert_from='torchvision', box_convention='continuous', license='BSD-3-Clause'),
 }

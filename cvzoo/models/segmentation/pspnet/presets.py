@@ -51,5 +51,5 @@ def pspnet_weights(n_layer, miou_percent):
             source_format='chainercv_npz', n_class=len(label_names),
             label_names=label_names, preset=preset(size),
             reported=zoo.Score('miou', round(percent / 100, 4), dataset, SOURCE),
-            notes=NOTES, convert_from='chainercv')
+            license='MIT (ChainerCV)', notes=NOTES, convert_from='chainercv')
     return entries

@@ -136,5 +136,5 @@ SegNetBasic.weights = {
               'before ChainerCV moved its files; not verified here). ChainerCV publishes no '
               'sha256: the first download records it. predict() runs at each image\'s '
               'own size (CamVid: 360x480), as ChainerCV does.',
-        convert_from='chainercv'),
+        license='MIT (ChainerCV)', convert_from='chainercv'),
 }

@@ -142,7 +142,7 @@ def _weights(n_layer, percent):
                            'ChainerCV examples/fpn/README.md (mmAP, COCO val2017)'),
         notes='Trained by ChainerCV with y-first boxes; cvzoo permutes the offset layers. '
               'ChainerCV resizes with OpenCV, cvzoo with Pillow.',
-        convert_from='chainercv', box_convention='continuous')
+        convert_from='chainercv', box_convention='continuous', license='MIT (ChainerCV)')
     imagenet = zoo.Weights(
         url=f'{_CHAINERCV_URL}resnet{n_layer}_imagenet_converted_2018_03_07.npz',
         sha256=zoo.UNPUBLISHED, source_format='chainercv_npz', n_class=1000,
@@ -151,7 +151,7 @@ def _weights(n_layer, percent):
         reported=_RESNETS[n_layer].weights['imagenet_he'].reported,
         notes="He et al.'s Caffe ResNet converted by ChainerCV (arch 'he'), for training; "
               'it holds no detector, so its score is its ImageNet top-1.',
-        convert_from='chainercv')
+        convert_from='chainercv', license='MIT (ChainerCV)')
     return {'coco': coco, 'imagenet': imagenet}
 
 
