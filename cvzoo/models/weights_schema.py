@@ -182,10 +182,11 @@ def _file_problems(weight_file):
 def schema_problems(weights) -> list:
     """Return every way a Weights entry breaks the schema (an empty list when it is valid).
 
-    Checked: https URLs (mirrors too, none repeated), sha256 (64 hex digits, a published prefix of at least 8, or
-    ``UNPUBLISHED``), plain and distinct file names, a known source format, a known box
-    convention (or None), ``len(label_names) == n_class``, the preset's fields, and the
-    scores (known metric and dataset, a fraction, a non-empty source).
+    Checked: https URLs (mirrors too, none repeated), sha256 (64 hex digits, a
+    published prefix of at least 8, or ``UNPUBLISHED``), plain and distinct file names, a
+    known source format, a known box convention (or None), ``len(label_names) ==
+    n_class``, the preset's fields, and the scores (known metric and dataset, a fraction,
+    a non-empty source).
     """
     if not isinstance(weights, Weights):
         return [f'expected a Weights entry, got {type(weights).__name__}']

@@ -105,8 +105,8 @@ def read_weight_file(path, file_format=None) -> dict:
 
     Returns:
         dict: name -> ``numpy.ndarray``. PyTorch: the state dict's names; npz: its keys;
-        HDF5: '/'-joined dataset paths; safetensors: its names; Darknet: ``'header'`` (4,) int64 and
-        ``'values'`` (N,) float32 (the model slices them in cfg order).
+        HDF5: '/'-joined dataset paths; safetensors: its names; Darknet: ``'header'``
+        (4,) int64 and ``'values'`` (N,) float32 (the model slices them in cfg order).
 
     Raises:
         ValueError: an unknown ``file_format``.
