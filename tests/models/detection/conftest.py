@@ -11,6 +11,8 @@ import types
 import numpy
 import pytest
 
+from cvzoo.models.detection import detector
+
 # Two sizes, neither square, so that x/y mix-ups and per-image scales show.
 IMAGE_SIZES = ((100, 140), (90, 120))
 
@@ -58,7 +60,8 @@ def _unmatched(expected, actual, score_tol, box_atol):
     return missing
 
 
-def assert_same_detections(outputs, preset, result, *, box_tol=1e-3, score_tol=1e-4):
+def assert_same_detections(outputs, preset, result, *, box_convention='continuous',
+                           box_tol=1e-3, score_tol=1e-4):
     """cvzoo's ``result`` of predict() equals ChainerCV's ``outputs`` for ``preset``.
 
     ChainerCV lists the detections class by class, each class in NMS order (decreasing
@@ -66,14 +69,17 @@ def assert_same_detections(outputs, preset, result, *, box_tol=1e-3, score_tol=1
     decrease, there are as many detections, and they pair one to one with ChainerCV's
     (same class, score and box within the tolerances). ChainerCV's boxes are clipped to
     the image first: cvzoo's contract keeps boxes inside the image, and clipping after
-    the NMS changes no other result. Pairing, not sorting both sides, because two
-    detections of a class whose scores differ by float rounding only may come in either
-    order.
+    the NMS changes no other result; weights with inclusive boxes then get cvzoo's
+    conversion (:func:`cvzoo.models.detection.detector.as_continuous`). Pairing, not
+    sorting both sides, because two detections of a class whose scores differ by float
+    rounding only may come in either order.
 
     Args:
         outputs (dict): the reference script's OUTPUTS (see PREDICT_BOTH_PRESETS).
         preset (str): 'evaluate' or 'visualize'.
         result (tuple): cvzoo's ``(bboxes, labels, scores)``.
+        box_convention (str): the model's ``box_convention`` ('continuous' or
+            'inclusive').
         box_tol (float): box tolerance, as a fraction of the image's longer side.
         score_tol (float): absolute score tolerance.
     """
@@ -83,7 +89,9 @@ def assert_same_detections(outputs, preset, result, *, box_tol=1e-3, score_tol=1
         H, W = size
         expected_bbox = numpy.clip(outputs[f'{preset}/bbox/{i}'][:, [1, 0, 3, 2]], 0,
                                    [W, H, W, H])
-        expected = (expected_bbox.astype(numpy.float32), outputs[f'{preset}/label/{i}'],
+        expected_bbox = detector.as_continuous(expected_bbox.astype(numpy.float32), size,
+                                               box_convention)
+        expected = (expected_bbox, outputs[f'{preset}/label/{i}'],
                     outputs[f'{preset}/score/{i}'])
         where = f'{preset}, image {i}'
         assert (numpy.diff(scores[i]) <= 0).all(), f'{where}: scores do not decrease'

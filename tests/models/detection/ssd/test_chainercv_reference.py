@@ -82,7 +82,8 @@ def test_detections_equal_chainercv(chainercv_reference, chainercv_detection, tm
         model.use_preset(preset)
         result = model.predict(imgs)
         assert all(len(score) > 0 for score in result[2]), preset
-        chainercv_detection.assert_same_detections(outputs, preset, result)
+        chainercv_detection.assert_same_detections(outputs, preset, result,
+                                                   box_convention=model.box_convention)
     n_evaluate = sum(len(outputs[f'evaluate/score/{i}']) for i in range(2))
     n_visualize = sum(len(outputs[f'visualize/score/{i}']) for i in range(2))
     assert n_evaluate > n_visualize > 0

@@ -114,7 +114,8 @@ def test_detections_equal_chainercv(chainercv_reference, chainercv_detection, tm
         model.use_preset(preset)
         result = model.predict(imgs)
         assert all(len(score) > 0 for score in result[2]), preset
-        chainercv_detection.assert_same_detections(outputs, preset, result)
+        chainercv_detection.assert_same_detections(outputs, preset, result,
+                                                   box_convention=model.box_convention)
 
 
 # --- YOLOv2-tiny: a transcription of ChainerCV's YOLOv2Base decoding (y-first) ---
