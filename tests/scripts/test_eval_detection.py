@@ -14,29 +14,9 @@ from cvzoo.models.detection import evaluate
 from cvzoo.models.detection.darknet.darknet_detector import DarknetDetector
 from cvzoo.utils import image
 
+from tests.helpers.darknet_cfgs import TINY_YOLO_CFG as TINY_CFG
+
 SCRIPT = pathlib.Path(__file__).resolve().parents[2] / 'scripts' / 'eval_detection.py'
-TINY_CFG = """[net]
-width=32
-height=32
-channels=3
-[convolutional]
-filters=8
-size=3
-stride=2
-pad=1
-batch_normalize=1
-activation=leaky
-[convolutional]
-filters=14
-size=1
-stride=1
-activation=linear
-[yolo]
-mask=0,1
-anchors=8,8, 16,24
-classes=2
-num=2
-"""
 # dog.jpg (768 x 576): the obvious objects, boxed by hand (x_min, y_min, x_max, y_max)
 DOG_OBJECTS = [('bicycle', (125, 140, 570, 460), 0), ('car', (465, 75, 690, 170), 0),
                ('dog', (130, 220, 315, 540), 0), ('person', (0, 0, 5, 5), 1)]

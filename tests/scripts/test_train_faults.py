@@ -14,29 +14,9 @@ from cvzoo.core.serializers import npz
 from cvzoo.core.training.extensions.fail_on_non_number import NonFiniteError
 from cvzoo.core.training.updaters import standard_updater
 
+from tests.helpers.darknet_cfgs import TINY_YOLO_CFG
+
 SCRIPTS = pathlib.Path(__file__).resolve().parents[2] / 'scripts'
-TINY_YOLO_CFG = """[net]
-width=32
-height=32
-channels=3
-[convolutional]
-filters=8
-size=3
-stride=2
-pad=1
-batch_normalize=1
-activation=leaky
-[convolutional]
-filters=14
-size=1
-stride=1
-activation=linear
-[yolo]
-mask=0,1
-anchors=8,8, 16,24
-classes=2
-num=2
-"""
 FINAL = {'ssd': 'model_final.npz', 'yolo': 'model_final.npz', 'classifier': 'model.npz'}
 
 
