@@ -3,11 +3,16 @@
 A detector class mixes :class:`Detector` into its Chain and provides two hooks:
 
 - ``prepare(img) -> x``: one image, (3, H, W) float32 RGB in [0, 255] on the host, to
-  the network's input, (3, H', W') float32 (all images of a batch alike);
+  the network's input, (3, H', W') float32 (all images of a batch alike, unless
+  ``pad_batch`` pads them to one size);
 - ``decode(outputs, sizes) -> (bbox, score)``: from the network's outputs for a batch
   (on the device) to candidate boxes and class scores, still on the device:
-  ``bbox`` (B, N, 4) (x_min, y_min, x_max, y_max) in each input image's pixels and
-  ``score`` (B, N, n_fg_class) in [0, 1].
+  ``bbox`` (B, N, 4) (x_min, y_min, x_max, y_max) in each input image's pixels, or
+  (B, N, n_fg_class, 4) with a box per class, and ``score`` (B, N, n_fg_class) in [0, 1].
+
+Two more hooks have defaults: ``pad_batch(prepared)`` stacks the prepared images into
+the network's input, and ``detect(x, sizes, prepared)`` is ``decode(forward(x), sizes)``
+(Faster R-CNN overrides it: its network takes the images' input scales).
 
 The base does the rest, batched over the images of a call and vectorised: keep the
 (box, class) pairs whose score is above ``score_thresh``, suppress per image and per
@@ -43,6 +48,8 @@ class Detector:
             entry (``Weights.box_convention``, set when they load): 'continuous' or
             'inclusive' (x_max, y_max one less, as ChainerCV's and Darknet's VOC boxes).
             predict() returns continuous boxes either way (:func:`as_continuous`).
+        later_candidate_wins_ties (bool): among equal scores the NMS visits the later
+            candidate first (ChainerCV's Faster R-CNN VGG16); False: the earlier one.
     """
 
     presets: typing.ClassVar[dict] = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.45},
@@ -50,6 +57,7 @@ class Detector:
     max_detections = None
     inclusive_score_thresh = False
     box_convention = 'continuous'
+    later_candidate_wins_ties = False
     score_thresh = 0.7
     nms_thresh = 0.45
 
@@ -71,6 +79,15 @@ class Detector:
     def decode(self, outputs, sizes):
         """Candidate boxes and scores of a batch (subclass hook); see the module docstring."""
         raise NotImplementedError(f'{type(self).__name__} does not implement decode')
+
+    def pad_batch(self, prepared):
+        """The prepared images of a batch as one (B, 3, H', W') NumPy array (hook)."""
+        return numpy.stack(prepared)
+
+    def detect(self, x, sizes, prepared):
+        """Candidate ``(bbox, score)`` of the batch ``x`` on the device (hook): the
+        network's outputs decoded; ``prepared`` are the images before pad_batch."""
+        return self.decode(self.forward(x), sizes)
 
     def predict(self, imgs, batchsize=8):
         """Detect objects in each image.
@@ -94,12 +111,11 @@ class Detector:
         for start in range(0, len(imgs), batchsize):
             chunk = imgs[start:start + batchsize]
             sizes = [img.shape[1:] for img in chunk]
-            x = numpy.stack([self.prepare(img) for img in chunk])
-            x = backend.to_device(x, self.device)
+            prepared = [self.prepare(img) for img in chunk]
+            x = backend.to_device(self.pad_batch(prepared), self.device)
             with self.device, config.using_config('train', False), \
                     config.no_backprop_mode():
-                outputs = self.forward(x)
-                bbox, score = self.decode(outputs, sizes)
+                bbox, score = self.detect(x, sizes, prepared)
                 result = self.suppress(bbox, score, sizes)
             bboxes += [as_continuous(bbox, size, self.box_convention)
                        for bbox, size in zip(result[0], sizes)]
@@ -111,7 +127,8 @@ class Detector:
         """Threshold, per-class NMS, top-k and clipping of a batch, on the device.
 
         Args:
-            bbox (array): (B, N, 4) candidate boxes in image pixels.
+            bbox (array): (B, N, 4) candidate boxes in image pixels, or (B, N, C, 4) with
+                a box per class.
             score (array): (B, N, C) class scores.
             sizes (list of (H, W)): the images' sizes.
 
@@ -125,9 +142,13 @@ class Detector:
         passed = score >= self.score_thresh if self.inclusive_score_thresh else \
             score > self.score_thresh
         image_index, box_index, label = xp.nonzero(passed)
+        if self.later_candidate_wins_ties:
+            image_index, box_index, label = image_index[::-1], box_index[::-1], label[::-1]
+        candidate = bbox[image_index, box_index, label] if bbox.ndim == 4 else \
+            bbox[image_index, box_index]
         limits = numpy.asarray([[W, H, W, H] for H, W in sizes], dtype=bbox.dtype)
         return per_image_detections(
-            image_index, bbox[image_index, box_index], score[image_index, box_index, label],
+            image_index, candidate, score[image_index, box_index, label],
             label, B, n_fg_class, self.nms_thresh, self.max_detections, limits)
 
 

@@ -21,12 +21,11 @@ import numpy
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo import errors
-from cvzoo.core import backend, config
+from cvzoo.core import backend
 from cvzoo.core.serializers import dictionary
 from cvzoo.models.detection import detector
 from cvzoo.models.detection import box_coding
 from cvzoo.transforms.image import resize
-from cvzoo.utils import image as image_utils
 
 FASTER_RCNN_PRESETS = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.3},
                        'evaluate': {'score_thresh': 0.05, 'nms_thresh': 0.3}}
@@ -58,9 +57,9 @@ class FasterRCNN(L.Chain, detector.Detector):
     # upper bound of dw, dh before exp() when decoding the head's offsets
     exp_clip = None
     # Among equal scores, ChainerCV's VGG16 model (a reversed argsort) lets the NMS visit
-    # the later RoI first, its FPN models (argsort of -score) the earlier one. Equal
-    # scores are common: nearby RoIs that max-pool the same feature bins score alike.
-    later_roi_wins_ties = False
+    # the later RoI first (later_candidate_wins_ties), its FPN models (argsort of -score)
+    # the earlier one. Equal scores are common: nearby RoIs that max-pool the same feature
+    # bins score alike.
     label_names = None
 
     def __init__(self, extractor, rpn, head, mean, *, min_size=600, max_size=1000,
@@ -123,26 +122,11 @@ class FasterRCNN(L.Chain, detector.Detector):
         Images run ``batchsize`` at a time, zero-padded to a common size when the model
         has a ``pad_stride`` (FPN), else one by one at their own size.
         """
-        imgs = [image_utils.as_chw_image(img) for img in imgs]
-        step = batchsize if self.pad_stride else 1
-        bboxes, labels, scores = [], [], []
-        for start in range(0, len(imgs), step):
-            chunk = imgs[start:start + step]
-            sizes = [img.shape[1:] for img in chunk]
-            prepared = [self.prepare(img) for img in chunk]
-            scales = self.input_scales(sizes, prepared)
-            x = backend.to_device(self._stack(prepared), self.device)
-            with self.device, config.using_config('train', False), \
-                    config.no_backprop_mode():
-                outputs = self.forward(x, scales)
-                bbox, score = self.decode(outputs, sizes, scales)
-                result = self.suppress(bbox, score, sizes)
-            bboxes += result[0]
-            labels += result[1]
-            scores += result[2]
-        return bboxes, labels, scores
+        return super().predict(imgs, batchsize if self.pad_stride else 1)
 
-    def _stack(self, prepared):
+    def pad_batch(self, prepared):
+        """Prepared images -> (B, 3, H, W) NumPy batch, zero-padded at the bottom and right
+        to multiples of ``pad_stride`` (no padding without one: images alike in size)."""
         if not self.pad_stride:
             return numpy.stack(prepared)
         size = numpy.max([x.shape[1:] for x in prepared], axis=0)
@@ -151,6 +135,15 @@ class FasterRCNN(L.Chain, detector.Detector):
         for i, img in enumerate(prepared):  # NOTE: a copy per image of the batch
             x[i, :, :img.shape[1], :img.shape[2]] = img
         return x
+
+    # NOTE: the former name, still called by the training script, tests and benchmarks
+    _stack = pad_batch
+
+    def detect(self, x, sizes, prepared):
+        """Candidate per-class boxes and scores of the batch ``x`` (see :meth:`decode`):
+        the RPN and decode() take each image's input scale (:meth:`input_scales`)."""
+        scales = self.input_scales(sizes, prepared)
+        return self.decode(self.forward(x, scales), sizes, scales)
 
     def decode(self, outputs, sizes, scales):
         """Per-class boxes in image pixels and class scores of a batch, on the device.
@@ -171,25 +164,6 @@ class FasterRCNN(L.Chain, detector.Detector):
         bbox = xp.clip(bbox, 0, limits[roi_indices][:, None, :])
         prob = F.softmax(roi_scores, axis=1).array[:, 1:]
         return _pad_per_image(xp, roi_indices, len(sizes), bbox, prob)
-
-    def suppress(self, bbox, score, sizes):
-        """Threshold and per-class NMS of per-class boxes, batched; returns host lists.
-
-        Args:
-            bbox (array): (B, N, C, 4) boxes of each candidate and class.
-            score (array): (B, N, C) scores.
-            sizes (list of (H, W)): the images' sizes.
-        """
-        xp = backend.get_array_module(bbox, score)
-        B, _, n_fg_class = score.shape
-        passed = score >= self.score_thresh if self.inclusive_score_thresh else \
-            score > self.score_thresh
-        image_index, box_index, label = xp.nonzero(passed)
-        if self.later_roi_wins_ties:
-            image_index, box_index, label = image_index[::-1], box_index[::-1], label[::-1]
-        return detector.per_image_detections(
-            image_index, bbox[image_index, box_index, label],
-            score[image_index, box_index, label], label, B, n_fg_class, self.nms_thresh)
 
     def reset_head(self, n_fg_class):
         """Re-make the head's class-dependent layers for ``n_fg_class`` classes."""

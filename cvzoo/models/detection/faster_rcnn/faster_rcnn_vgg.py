@@ -117,7 +117,7 @@ class FasterRCNNVGG16(faster_rcnn.FasterRCNN):
     """
 
     feat_stride = 16
-    later_roi_wins_ties = True
+    later_candidate_wins_ties = True
     class_bias_keys = ('head/score/b',)
 
     def __init__(self, n_fg_class=None, pretrained_model=None, *, min_size=600,

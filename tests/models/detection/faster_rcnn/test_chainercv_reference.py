@@ -15,7 +15,7 @@ RoIs per level and image instead of 1000. One ChainerCV forward pass of VGG16 ta
 10-20 s here, so these tests are slow.
 
 Ties: ChainerCV's VGG16 model suppresses with a reversed NumPy argsort of the scores, so
-among equal scores the later RoI wins (cvzoo's ``later_roi_wins_ties``) as long as a
+among equal scores the later RoI wins (cvzoo's ``later_candidate_wins_ties``) as long as a
 class has at most 16 candidates; beyond that NumPy's introsort leaves the order of ties
 undefined. Nearby RoIs that max-pool the same feature bins score exactly alike, so the
 model here keeps 40 RoIs per image and few candidates per class.
@@ -141,7 +141,9 @@ def test_vgg16_detections_equal_chainercv(chainercv_reference, chainercv_detecti
         model.use_preset(preset)
         result = model.predict(imgs)
         assert all(len(score) > 0 for score in result[2]), preset
-        chainercv_detection.assert_same_detections(outputs, preset, result)
+        assert model.box_convention == 'inclusive'  # ChainerCV's VOC weights
+        chainercv_detection.assert_same_detections(outputs, preset, result,
+                                                   box_convention=model.box_convention)
 
 
 FPN_SCRIPT = '''

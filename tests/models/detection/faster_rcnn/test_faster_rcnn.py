@@ -67,7 +67,7 @@ def test_decode_pads_images_with_fewer_rois_and_clips():
 
 def test_suppress_is_per_image_and_per_class():
     model = types.SimpleNamespace(score_thresh=0.5, nms_thresh=0.5, inclusive_score_thresh=False,
-                                  later_roi_wins_ties=False)
+                                  later_candidate_wins_ties=False, max_detections=None)
     bbox = numpy.zeros((2, 2, 2, 4), numpy.float32)
     bbox[:, :, :] = [0, 0, 10, 10]
     bbox[:, 1, :] = [1, 1, 10, 10]  # overlaps box 0 (IoU 0.81)
