@@ -11,8 +11,34 @@ does for one image.
 import numpy
 
 from cvzoo.core import backend
-from cvzoo.models.detection import detector
+from cvzoo.models.detection import box_coding, detector
 from cvzoo.utils import nms
+
+
+def top_candidates(xp, locs, confs, level_anchors, n_pre_nms, limits):
+    """Each level's ``n_pre_nms`` best anchors of every image, decoded and clipped.
+
+    Args:
+        xp: the array module.
+        locs, confs: per level, Variables (B, K_l, 4) offsets and (B, K_l) scores.
+        level_anchors: per level, (K_l, 4) anchors.
+        n_pre_nms (int): how many of each level's best to keep.
+        limits (array): (4,) or (B, 1, 4) upper bounds of (x_min, y_min, x_max, y_max).
+
+    Returns:
+        tuple: ``bbox`` (B, N, 4), ``score`` (B, N) raw scores, each level's columns by
+        decreasing score, and the number of columns of each level.
+    """
+    bboxes, scores = [], []
+    for loc, conf, anchor in zip(locs, confs, level_anchors):
+        conf = conf.array
+        top = xp.argsort(-conf, axis=1, kind='stable')[:, :n_pre_nms]
+        offset = xp.take_along_axis(loc.array, top[:, :, None], axis=1)
+        bbox = box_coding.decode(anchor[top], offset, exp_clip=box_coding.EXP_CLIP)
+        bboxes.append(xp.clip(bbox, 0, limits))
+        scores.append(xp.take_along_axis(conf, top, axis=1))
+    return (xp.concatenate(bboxes, axis=1), xp.concatenate(scores, axis=1),
+            [score.shape[1] for score in scores])
 
 
 def fpn_proposals(bbox, score, valid, n_level_candidate, nms_thresh, n_post_nms,

@@ -14,7 +14,6 @@ import numpy
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import config, initializers
-from cvzoo.models.detection import box_coding
 from cvzoo.models.detection.faster_rcnn import fpn_proposals
 from cvzoo.models.detection.retinanet import anchors as anchor_layout
 
@@ -126,16 +125,8 @@ class TorchvisionRPN(L.Chain):
             n_pre_nms, n_post_nms = self.n_test_pre_nms, self.n_test_post_nms
         xp = self.xp
         limits = xp.asarray([[W, H, W, H] for H, W in sizes], numpy.float32)[:, None, :]
-        bboxes, scores = [], []
-        for loc, conf, anchor in zip(locs, confs, level_anchors):
-            conf = conf.array
-            top = xp.argsort(-conf, axis=1, kind='stable')[:, :n_pre_nms]
-            offset = xp.take_along_axis(loc.array, top[:, :, None], axis=1)
-            bbox = box_coding.decode(anchor[top], offset, exp_clip=box_coding.EXP_CLIP)
-            bboxes.append(xp.clip(bbox, 0, limits))
-            scores.append(F.sigmoid(xp.take_along_axis(conf, top, axis=1)).array)
-        bbox = xp.concatenate(bboxes, axis=1)
+        bbox, logit, n_level = fpn_proposals.top_candidates(
+            xp, locs, confs, level_anchors, n_pre_nms, limits)
         large = ((bbox[:, :, 2:] - bbox[:, :, :2]) >= self.min_bbox_size).all(axis=2)
         return fpn_proposals.fpn_proposals(
-            bbox, xp.concatenate(scores, axis=1), large,
-            [score.shape[1] for score in scores], self.nms_thresh, n_post_nms)
+            bbox, F.sigmoid(logit).array, large, n_level, self.nms_thresh, n_post_nms)

@@ -5,7 +5,6 @@ import numpy
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import config, initializers
-from cvzoo.models.detection import box_coding
 from cvzoo.models.detection.faster_rcnn import anchors, fpn_proposals
 
 
@@ -85,17 +84,9 @@ class FPNRegionProposalNetwork(L.Chain):
         xp = self.xp
         H, W = img_size
         limits = xp.asarray([W, H, W, H], numpy.float32)
-        bboxes, scores = [], []
-        for loc, conf, anchor in zip(locs, confs, level_anchors):
-            conf = conf.array
-            top = xp.argsort(-conf, axis=1, kind='stable')[:, :n_pre_nms]
-            offset = xp.take_along_axis(loc.array, top[:, :, None], axis=1)
-            bbox = box_coding.decode(anchor[top], offset, exp_clip=box_coding.EXP_CLIP)
-            bboxes.append(xp.clip(bbox, 0, limits))
-            scores.append(xp.take_along_axis(conf, top, axis=1))
-        bbox = xp.concatenate(bboxes, axis=1)
+        bbox, score, n_level = fpn_proposals.top_candidates(
+            xp, locs, confs, level_anchors, n_pre_nms, limits)
         nonempty = (bbox[:, :, 2:] > bbox[:, :, :2]).all(axis=2)
         return fpn_proposals.fpn_proposals(
-            bbox, xp.concatenate(scores, axis=1), nonempty,
-            [score.shape[1] for score in scores], self.nms_thresh, n_post_nms,
+            bbox, score, nonempty, n_level, self.nms_thresh, n_post_nms,
             n_level_post_nms=n_post_nms)
