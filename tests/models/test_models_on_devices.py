@@ -9,8 +9,9 @@ Each entry of ``list_models()`` is built with random weights and few classes, mo
   entropy) and an SGD update, after which every parameter is still on ``'cuda:1'`` and
   the parameters with a gradient have changed.
 
-A new registration is tested here without being listed; only the inputs of models
-that refuse the defaults are set below. The tests need two GPUs: run them with
+A new registration is tested here without being listed; the models are built small by
+``cvzoo.testing.small_models`` (the ``build_small_model`` fixture), where the inputs of
+models that refuse the defaults are set. The tests need two GPUs: run them with
 ``pytest --fake-cuda`` (the CuPy stand-in) or on a machine with two.
 
 The host-sync budgets of DESIGN.md are checked on the stand-in, which counts them: at
@@ -20,14 +21,12 @@ RetinaNet; YOLOv3; SegNet; the second iteration is counted) and at most 6 per pr
 image. A failure lists the call sites.
 """
 
-import dataclasses
-
 import numpy
 import pytest
 
 import cvzoo.core.functions as F
 from cvzoo.core import backend, optimizers
-from cvzoo.models import get_model_class, list_models, model_info
+from cvzoo.models import list_models
 from cvzoo.models.detection.darknet.darknet_detector import DarknetDetector
 from cvzoo.models.detection.darknet.train_chain import YOLOTrainChain
 from cvzoo.models.detection.faster_rcnn import torchvision_fpn, torchvision_train_chain
@@ -41,32 +40,12 @@ from cvzoo.models.detection.ssd.train_chain import SSDTrainChain
 from cvzoo.models.segmentation.pspnet.pspnet import PSPNet
 from cvzoo.models.segmentation.pspnet.pspnet_train_chain import PSPNetTrainChain
 from cvzoo.models.segmentation.segmentation_train_chain import SegmentationTrainChain
-from cvzoo.testing import model_checks
+from cvzoo.testing import model_checks, small_models
+from cvzoo.testing.small_models import N_CLASS, SEGMENTATION_SIZE
 
-N_CLASS = 3      # classifiers and segmenters
-N_FG_CLASS = 2   # detectors
 IMAGE_SIZE = (40, 56)
-# NOTE: the detectors that resize by a shorter side get a small one, so that the
-# stand-in's CPU runs them in seconds.
-SMALL_RESIZE = {'min_size': 64, 'max_size': 96}
-BUILD_KWARGS = {
-    'faster_rcnn_vgg16': SMALL_RESIZE,
-    'faster_rcnn_fpn_resnet50': SMALL_RESIZE,
-    'faster_rcnn_fpn_resnet101': SMALL_RESIZE,
-    'fasterrcnn_resnet50_fpn': SMALL_RESIZE,
-    'retinanet_resnet50_fpn': SMALL_RESIZE,
-    'pspnet_resnet50': {'input_size': (64, 64)},
-    'pspnet_resnet101': {'input_size': (64, 64)},
-    'deeplab_v3plus_xception65': {'min_input_size': (64, 64)},
-    'espnet': {'n_class': 5},  # its decoder splits the classes into five branches
-}
 # classifiers whose layers need a given input side for training (fully connected heads)
 CLASSIFIER_INSIZE = {'vgg16': 224, 'small_cnn': 32}
-# segmenters' predict() resizes to the preset's size; a small one keeps it fast
-SEGMENTATION_SIZE = 64
-# models whose architecture comes from a Darknet cfg of their zoo entry, found in the
-# shared data's weights folder (the mirror)
-NEEDS_CFG = ('yolo_fastest', 'yolo_fastest_xl')
 
 
 def _image(seed=0):
@@ -74,27 +53,8 @@ def _image(seed=0):
         numpy.float32)
 
 
-def _build(name, request):
-    """The model registered as ``name``, random weights, few classes, on the CPU."""
-    if name in NEEDS_CFG:
-        shared_data = request.getfixturevalue('shared_data')
-        monkeypatch = request.getfixturevalue('monkeypatch')
-        monkeypatch.setenv('CVZOO_WEIGHTS_MIRROR', str(shared_data / 'weights'))
-    task = model_info(name)['task']
-    kwargs = dict(BUILD_KWARGS.get(name, {}))
-    if task == 'detection':
-        kwargs.setdefault('n_fg_class', N_FG_CLASS)
-    else:
-        kwargs.setdefault('n_class', N_CLASS)
-    numpy.random.seed(0)
-    model = get_model_class(name)(**kwargs)
-    if task == 'semantic_segmentation' and model.preset is not None and model.resize_input:
-        model.preset = dataclasses.replace(model.preset, size=SEGMENTATION_SIZE)
-    return task, model
-
-
-def _on_cuda_1(name, request, two_gpus):
-    task, model = _build(name, request)
+def _on_cuda_1(name, build_small_model, two_gpus):
+    task, model = build_small_model(name)
     model.to_device(two_gpus[1])
     two_gpus[0].use()
     return task, model
@@ -204,22 +164,17 @@ def train_step(task, name, model):
 # --- the tests ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize('name', list_models())
-def test_predict_on_the_second_gpu(name, request, two_gpus):
-    task, model = _on_cuda_1(name, request, two_gpus)
+def test_predict_on_the_second_gpu(name, build_small_model, two_gpus):
+    task, model = _on_cuda_1(name, build_small_model, two_gpus)
     imgs = [_image()]
-    if task == 'classification':
-        model_checks.assert_is_classification_model(model, imgs, N_CLASS)
-    elif task == 'detection':
-        model_checks.assert_is_detection_model(model, imgs, N_FG_CLASS)
-    else:
-        model_checks.assert_is_semantic_segmentation_model(model, imgs, model.n_class)
+    model_checks.ASSERTIONS[task](model, imgs, small_models.n_class_of(name))
     assert backend.get_device_from_array(numpy.zeros(1)).kind == 'cpu'
     assert all(param.device == two_gpus[1] for param in model.params())
 
 
 @pytest.mark.parametrize('name', list_models())
-def test_training_step_on_the_second_gpu(name, request, two_gpus):
-    task, model = _on_cuda_1(name, request, two_gpus)
+def test_training_step_on_the_second_gpu(name, build_small_model, two_gpus):
+    task, model = _on_cuda_1(name, build_small_model, two_gpus)
     before = {path: backend.to_numpy(param.array) for path, param in model.namedparams()}
     loss, link = train_step(task, name, model)
     assert backend.get_device_from_array(loss.array) == two_gpus[1]
@@ -252,8 +207,8 @@ def _report(syncs):
 
 
 @pytest.mark.parametrize('name', BUDGET_MODELS)
-def test_training_iteration(name, request, two_gpus, stand_in):
-    task, model = _on_cuda_1(name, request, two_gpus)
+def test_training_iteration(name, build_small_model, two_gpus, stand_in):
+    task, model = _on_cuda_1(name, build_small_model, two_gpus)
     loss_of, link, arguments = train_batch(task, name, model)
     optimizer = optimizers.SGD(lr=0.01)
     optimizer.setup(link)
@@ -270,8 +225,8 @@ def test_training_iteration(name, request, two_gpus, stand_in):
 
 
 @pytest.mark.parametrize('name', BUDGET_MODELS)
-def test_predict_per_image(name, request, two_gpus, stand_in):
-    _, model = _on_cuda_1(name, request, two_gpus)
+def test_predict_per_image(name, build_small_model, two_gpus, stand_in):
+    _, model = _on_cuda_1(name, build_small_model, two_gpus)
     model.predict([_image()])
     with stand_in.count_syncs() as syncs:
         model.predict([_image(1)])

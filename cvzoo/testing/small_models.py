@@ -1,0 +1,69 @@
+"""Registered models built small, with random weights, for predict() and training tests.
+
+:func:`build_small_model` builds any ``list_models()`` entry with the fewest classes the
+tests use and the smallest input sizes its constructor takes, so that a CPU runs its
+predict() in seconds. Only the models that refuse the defaults are listed below; a new
+registration is built without being named here.
+
+>>> # task, model = build_small_model('ssd_tiny')
+"""
+
+import dataclasses
+
+import numpy
+
+from cvzoo.models import get_model_class, model_info
+
+N_CLASS = 3      # classifiers and segmenters
+N_FG_CLASS = 2   # detectors
+# NOTE: the detectors that resize by a shorter side get a small one, so that a CPU (or the
+# CuPy stand-in on it) runs them in seconds.
+SMALL_RESIZE = {'min_size': 64, 'max_size': 96}
+BUILD_KWARGS = {
+    'faster_rcnn_vgg16': SMALL_RESIZE,
+    'faster_rcnn_fpn_resnet50': SMALL_RESIZE,
+    'faster_rcnn_fpn_resnet101': SMALL_RESIZE,
+    'fasterrcnn_resnet50_fpn': SMALL_RESIZE,
+    'retinanet_resnet50_fpn': SMALL_RESIZE,
+    'pspnet_resnet50': {'input_size': (64, 64)},
+    'pspnet_resnet101': {'input_size': (64, 64)},
+    'deeplab_v3plus_xception65': {'min_input_size': (64, 64)},
+    'espnet': {'n_class': 5},  # its decoder splits the classes into five branches
+}
+# segmenters' predict() resizes to the preset's size; a small one keeps it fast
+SEGMENTATION_SIZE = 64
+# models whose architecture comes from a Darknet cfg of their zoo entry: building them
+# reads the cfg through the zoo (set $CVZOO_WEIGHTS_MIRROR to a folder holding it)
+NEEDS_CFG = ('yolo_fastest', 'yolo_fastest_xl')
+
+
+def n_class_of(name):
+    """The classes :func:`build_small_model` gives the model ``name``, which its predict()
+    answers with: ``n_fg_class`` for detectors and instance segmenters, ``n_class``
+    otherwise."""
+    if model_info(name)['task'] in ('detection', 'instance_segmentation'):
+        return BUILD_KWARGS.get(name, {}).get('n_fg_class', N_FG_CLASS)
+    return BUILD_KWARGS.get(name, {}).get('n_class', N_CLASS)
+
+
+def build_small_model(name, seed=0):
+    """The model registered as ``name``, small, with random weights, on the CPU.
+
+    Args:
+        name (str): a ``list_models()`` name.
+        seed (int): seeds NumPy's global generator before the weights are drawn.
+
+    Returns:
+        tuple: ``(task, model)``.
+    """
+    task = model_info(name)['task']
+    kwargs = dict(BUILD_KWARGS.get(name, {}))
+    if task in ('detection', 'instance_segmentation'):
+        kwargs.setdefault('n_fg_class', N_FG_CLASS)
+    else:
+        kwargs.setdefault('n_class', N_CLASS)
+    numpy.random.seed(seed)
+    model = get_model_class(name)(**kwargs)
+    if task == 'semantic_segmentation' and model.preset is not None and model.resize_input:
+        model.preset = dataclasses.replace(model.preset, size=SEGMENTATION_SIZE)
+    return task, model
