@@ -10,39 +10,23 @@ from the latest snapshot in --out.
 """
 
 import argparse
+import fractions
 import json
-import os
 import sys
 
 import numpy
 
-from cvzoo.core.communicators import data_parallel
 from cvzoo.core.optimizers import Adam, MomentumSGD, WeightDecay
-from cvzoo.core.training import trainer as trainer_module
-from cvzoo.core.training.extensions import (
-    fail_on_non_number,
-    log_report,
-    multistep_shift,
-    observe_lr,
-    plot_report,
-    print_report,
-    snapshot,
-)
-from cvzoo.core.training.iterators import serial_iterator
-from cvzoo.core.training.updaters import standard_updater
+from cvzoo.core.training.extensions import fail_on_non_number
+from cvzoo.datasets.registry import load_detection_training_splits
 from cvzoo.datasets.transform_dataset import TransformDataset
-from cvzoo.datasets.voc.voc_detection_splits import voc_detection_splits
 from cvzoo.evaluators.detection_evaluators import DetectionVOCEvaluator
-from cvzoo.models.detection.ssd import augmentation, ssd, ssd_tiny, train_chain
-from cvzoo.models.trained_model import save_trained_model
+from cvzoo.models import zoo
+from cvzoo.models.detection.ssd import augmentation, train_chain
+from cvzoo.models.detection.train_detector import train_detector
 
-MODELS = {'ssd300': ssd.SSD300, 'ssd512': ssd.SSD512, 'ssd_tiny': ssd_tiny.SSDTiny}
-
-
-def _model(args, n_fg_class):
-    kwargs = {'insize': args.insize} if args.model == 'ssd_tiny' else {}
-    return MODELS[args.model](n_fg_class=n_fg_class, pretrained_model=args.pretrained_model,
-                              **kwargs)
+MODELS = ('ssd300', 'ssd512', 'ssd_tiny')  # registry names of the SSDs SSDTrainChain trains
+PARTS = ['main/loss', 'main/loss/loc', 'main/loss/conf']
 
 
 def _optimizer(args, chain):
@@ -57,46 +41,25 @@ def main(argv=None):
     """Train, evaluate on the test split and return the mAP."""
     args = _parser().parse_args(argv)
     numpy.random.seed(args.seed)  # model initialisation and augmentation draw from it
-    train, test, label_names = voc_detection_splits(args.dataset)
-    model = _model(args, len(label_names))
-    model.label_names = tuple(label_names)
-    chain = train_chain.SSDTrainChain(model)
-    optimizer = _optimizer(args, chain)
-    comm = None
-    if args.communicator != 'none':
-        comm, train, optimizer, args.device = data_parallel.setup_data_parallel(
-            args.communicator, train, optimizer, args.device, args.seed)
-    model.to_device(args.device)
-    transform = augmentation.SSDTransform(model.coder, model.insize, model.mean,
-                                          max_expand_ratio=args.max_expand_ratio)
-    iterator = serial_iterator.SerialIterator(TransformDataset(train, transform),
-                                              args.batchsize, seed=args.seed)
-    updater = standard_updater.StandardUpdater(iterator, optimizer, device=args.device)
-    trainer = trainer_module.Trainer(updater, (args.iteration, 'iteration'), args.out)
-    log_trigger = (max(args.iteration // 50, 1), 'iteration')
-    if comm is None or comm.rank == 0:
-        trainer.extend(log_report.LogReport(trigger=log_trigger))
-        trainer.extend(print_report.PrintReport(
-            ['iteration', 'main/loss', 'main/loss/loc', 'main/loss/conf', 'elapsed_time']),
-            trigger=log_trigger)
-        trainer.extend(plot_report.PlotReport(['main/loss', 'main/loss/loc', 'main/loss/conf'],
-                                              trigger=log_trigger, filename='loss.png'))
-    if args.optimizer == 'sgd':
-        steps = [args.iteration * 2 // 3, args.iteration * 5 // 6]
-        trainer.extend(multistep_shift.MultistepShift('lr', 0.1, steps))
-        trainer.extend(observe_lr.observe_lr(), trigger=log_trigger)
-    trainer.extend(snapshot.snapshot(autoload=args.resume, n_retains=1),
-                   trigger=(max(args.iteration // 5, 1), 'iteration'))
-    # stops at the first non-finite loss, before that iteration's snapshot
-    trainer.extend(fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False))
-    trainer.run()
-    if comm is not None and comm.rank != 0:
-        return None
-    # NOTE: the file also holds the class count, names and input size, so that
+    train, test, label_names = load_detection_training_splits(args.dataset)
+    # NOTE: model_final.npz also holds the class count, names and input size, so that
     # `cvzoo predict IMG --model ssd_tiny --pretrained-model result/model_final.npz` works.
     extra = {'insize': args.insize} if args.model == 'ssd_tiny' else {}
-    save_trained_model(model, os.path.join(args.out, 'model_final.npz'), args.model,
-                       n_fg_class=len(label_names), **extra)
+    model = zoo.get_model(args.model, pretrained_model=args.pretrained_model,
+                          n_fg_class=len(label_names), **extra)
+    optimizer = _optimizer(args, train_chain.SSDTrainChain(model))
+    transform = augmentation.SSDTransform(model.coder, model.insize, model.mean,
+                                          max_expand_ratio=args.max_expand_ratio)
+    # Adam's step size is alpha: only SGD's lr is shifted
+    steps = (fractions.Fraction(2, 3), fractions.Fraction(5, 6)) if args.optimizer == 'sgd' else ()
+    trainer = train_detector(
+        model, optimizer, TransformDataset(train, transform), label_names, out=args.out,
+        batchsize=args.batchsize, iteration=args.iteration, loss_keys=PARTS, lr_steps=steps,
+        device=args.device, communicator=args.communicator, seed=args.seed,
+        resume=args.resume, model_name=args.model, model_kwargs=extra,
+        guard=fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False))
+    if trainer is None:  # not rank 0
+        return None
     model.use_preset('evaluate')
     result = DetectionVOCEvaluator(test, model, use_07_metric=True,
                                    label_names=label_names).evaluate()
@@ -107,7 +70,7 @@ def main(argv=None):
 def _parser():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--dataset', default='voc07+12', help="'voc07+12' or a VOC folder")
-    parser.add_argument('--model', choices=sorted(MODELS), default='ssd300')
+    parser.add_argument('--model', choices=MODELS, default='ssd300')
     parser.add_argument('--pretrained-model', default=None, help="'imagenet' or a file")
     parser.add_argument('--insize', type=int, default=96, help='input side (ssd_tiny)')
     parser.add_argument('--batchsize', type=int, default=32)

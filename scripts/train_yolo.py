@@ -16,34 +16,21 @@ loss of each head kind is YOLOTrainChain's (cvzoo/models/detection/darknet/).
 """
 
 import argparse
+import fractions
 import json
-import os
 import sys
 
 import numpy
 
-from cvzoo.core.communicators import data_parallel
 from cvzoo.core.optimizers import MomentumSGD, WeightDecay
-from cvzoo.core.serializers import npz
-from cvzoo.core.training import trainer as trainer_module
-from cvzoo.core.training.extensions import (
-    fail_on_non_number,
-    log_report,
-    multistep_shift,
-    observe_lr,
-    plot_report,
-    print_report,
-    snapshot,
-)
-from cvzoo.core.training.iterators import serial_iterator
-from cvzoo.core.training.updaters import standard_updater
+from cvzoo.core.training.extensions import fail_on_non_number
+from cvzoo.datasets.registry import load_detection_training_splits
 from cvzoo.datasets.transform_dataset import TransformDataset
-from cvzoo.datasets.voc.voc_detection_splits import voc_detection_splits
 from cvzoo.evaluators.detection_evaluators import DetectionVOCEvaluator
 from cvzoo.models import zoo
 from cvzoo.models.detection.darknet import darknet_detector, train_chain
+from cvzoo.models.detection.train_detector import train_detector
 from cvzoo.models.detection.yolo import augmentation
-from cvzoo.models.trained_model import save_trained_model
 
 PARTS = ['main/loss', 'main/loss/xy', 'main/loss/wh', 'main/loss/obj', 'main/loss/cls']
 
@@ -64,45 +51,22 @@ def main(argv=None):
     """Train, evaluate on the test split and return the mAP."""
     args = _parser().parse_args(argv)
     numpy.random.seed(args.seed)  # model initialisation and augmentation draw from it
-    train, test, label_names = voc_detection_splits(args.dataset)
+    train, test, label_names = load_detection_training_splits(args.dataset)
     model = _model(args, len(label_names))
-    model.label_names = tuple(label_names)
-    chain = train_chain.YOLOTrainChain(model)
-    optimizer = MomentumSGD(lr=args.lr, momentum=0.9).setup(chain)
+    optimizer = MomentumSGD(lr=args.lr, momentum=0.9).setup(train_chain.YOLOTrainChain(model))
     optimizer.add_hook(WeightDecay(5e-4))
-    comm = None
-    if args.communicator != 'none':
-        comm, train, optimizer, args.device = data_parallel.setup_data_parallel(
-            args.communicator, train, optimizer, args.device, args.seed)
-    model.to_device(args.device)
     transform = augmentation.YOLOTransform(model.insize, jitter=args.jitter, seed=args.seed)
-    iterator = serial_iterator.SerialIterator(TransformDataset(train, transform),
-                                              args.batchsize, seed=args.seed)
-    updater = standard_updater.StandardUpdater(
-        iterator, optimizer, converter=augmentation.yolo_converter, device=args.device)
-    n_iteration = args.iteration or args.epoch * -(-len(train) // args.batchsize)
-    trainer = trainer_module.Trainer(updater, (n_iteration, 'iteration'), args.out)
-    log_trigger = (max(n_iteration // 50, 1), 'iteration')
-    trainer.extend(multistep_shift.MultistepShift(
-        'lr', 0.1, [n_iteration * 4 // 5, n_iteration * 9 // 10]))
-    trainer.extend(snapshot.snapshot(autoload=args.resume, n_retains=1),
-                   trigger=(max(n_iteration // 5, 1), 'iteration'))
-    if comm is None or comm.rank == 0:
-        trainer.extend(log_report.LogReport(trigger=log_trigger))
-        trainer.extend(observe_lr.observe_lr(), trigger=log_trigger)
-        trainer.extend(print_report.PrintReport(['iteration'] + PARTS + ['lr', 'elapsed_time']),
-                       trigger=log_trigger)
-        trainer.extend(plot_report.PlotReport(PARTS, trigger=log_trigger, filename='loss.png'))
-    # stops at the first non-finite loss, before that iteration's snapshot
-    trainer.extend(fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False))
-    trainer.run()
-    if comm is not None and comm.rank != 0:
+    trainer = train_detector(
+        model, optimizer, TransformDataset(train, transform), label_names, out=args.out,
+        batchsize=args.batchsize, iteration=args.iteration, epoch=args.epoch, loss_keys=PARTS,
+        lr_steps=(fractions.Fraction(4, 5), fractions.Fraction(9, 10)),
+        converter=augmentation.yolo_converter, device=args.device,
+        communicator=args.communicator, seed=args.seed, resume=args.resume,
+        # a cfg model is rebuilt from its cfg, not the registry: its weights only
+        model_name=None if args.cfg else args.model,
+        guard=fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False))
+    if trainer is None:  # not rank 0
         return None
-    final = os.path.join(args.out, 'model_final.npz')
-    if args.cfg:
-        npz.save_npz(final, model)  # a cfg model is rebuilt from its cfg, not the registry
-    else:
-        save_trained_model(model, final, args.model, n_fg_class=len(label_names))
     model.use_preset('evaluate')
     result = DetectionVOCEvaluator(test, model, use_07_metric=model.use_07_metric,
                                    label_names=label_names).evaluate()

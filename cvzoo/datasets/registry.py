@@ -1,7 +1,8 @@
 """The datasets the scripts name: ``--dataset`` resolved into a dataset with its label names.
 
 Models take only label names from ``cvzoo.datasets`` (DESIGN.md); the choice of a
-dataset by name or folder lives here, and ``scripts/eval_*.py`` call it.
+dataset by name or folder lives here, and ``scripts/eval_*.py`` and ``scripts/train_*.py``
+call it.
 
 Detection (:func:`load_detection_dataset`):
 
@@ -18,6 +19,12 @@ Semantic segmentation (:func:`load_semantic_segmentation_dataset`):
     cityscapes-val  Cityscapes val (500 images, 19 train ids)
     ade20k-val      ADE20K (SceneParsing) validation (2000 images, 150 classes)
     PATH            a folder holding images/ and labels/ (label PNGs named as the images)
+
+Detection training (:func:`load_detection_training_splits`), a train and a test split:
+
+    voc07           VOC2007 trainval / VOC2007 test
+    voc07+12        VOC2007+2012 trainval / VOC2007 test
+    PATH            a VOC-layout folder with ImageSets/Main/train.txt and test.txt
 
 Classification (:func:`load_classification_dataset`): a folder per class (ImageNet's
 validation layout with wnid folder names, or any class folders) or a text file of
@@ -48,6 +55,7 @@ from cvzoo.datasets.imagenet.imagenet_label_names import imagenet_wnids
 from cvzoo.datasets.sub_dataset import SubDataset
 from cvzoo.datasets.transform_dataset import TransformDataset
 from cvzoo.datasets.voc.voc_bbox_dataset import VOCBboxDataset
+from cvzoo.datasets.voc.voc_detection_splits import voc_detection_splits
 from cvzoo.datasets.voc.voc_semantic_segmentation_dataset import VOCSemanticSegmentationDataset
 from cvzoo.utils import image
 
@@ -156,6 +164,16 @@ def load_detection_dataset(name, label_names=None, split='test', limit=None):
     if limit is not None:
         dataset = SubDataset(dataset, 0, min(int(limit), len(dataset)))
     return DetectionDataset(dataset, protocol, names, name)
+
+
+def load_detection_training_splits(name):
+    """Resolve a detection train script's ``--dataset`` (see the module docstring).
+
+    Returns:
+        tuple: the training set (``img, bbox, label``), the test set (with difficult
+        flags) and the label names.
+    """
+    return voc_detection_splits(name)
 
 
 @dataclasses.dataclass

@@ -1,0 +1,110 @@
+"""The trainer wiring of ``scripts/train_ssd.py``, ``train_yolo.py`` and ``train_faster_rcnn.py``.
+
+A script builds what is its own (the model, its train chain and optimizer, the dataset
+through ``cvzoo.datasets.registry`` and its augmentation) and calls :func:`train_detector`,
+which runs data-parallel under a communicator, iterates, reports, shifts the learning
+rate, snapshots, resumes and writes ``model_final.npz``. The evaluation on the test split
+stays in the script: models may not import evaluators (DESIGN.md).
+"""
+
+import math
+import os
+
+from cvzoo.core.communicators import data_parallel
+from cvzoo.core.serializers import npz
+from cvzoo.core.training import convert
+from cvzoo.core.training import trainer as trainer_module
+from cvzoo.core.training.extensions import (
+    log_report,
+    multistep_shift,
+    observe_lr,
+    plot_report,
+    print_report,
+    snapshot,
+)
+from cvzoo.core.training.iterators import serial_iterator
+from cvzoo.core.training.updaters import standard_updater
+from cvzoo.models.trained_model import save_trained_model
+
+
+def train_detector(model, optimizer, dataset, label_names, *, out, batchsize,
+                   loss_keys, guard, iteration=None, epoch=None, lr_steps=(),
+                   converter=convert.concat_examples, device='cpu', communicator='none',
+                   seed=0, resume=False, model_name=None, model_kwargs=None):
+    """Train ``model`` and write ``out/model_final.npz``.
+
+    Args:
+        model (Detector): the model, on the host; moved to ``device`` here, after the
+            communicator chose this rank's device.
+        optimizer: set up on the model's train chain.
+        dataset: the training examples as the train chain takes them (the dataset
+            through its augmentation, e.g. ``TransformDataset(train, SSDTransform(...))``).
+        label_names (sequence of str): the classes, set on the model and saved with it.
+        out (str): folder of ``log``, ``loss.png``, the snapshots and the final model.
+        batchsize (int): examples per iteration (per process under a communicator).
+        loss_keys (sequence of str): the reported losses printed and plotted
+            (``'main/loss'`` first).
+        guard: the extension that stops the run at a non-finite loss, before that
+            iteration's snapshot (the scripts pass ``FailOnNonNumber``).
+        iteration (int or None): length of the run; None: ``epoch`` epochs of this
+            process's share of ``dataset``.
+        epoch (int or None): used when ``iteration`` is None.
+        lr_steps (sequence of fractions.Fraction): where the learning rate is multiplied
+            by 0.1, as fractions of the run; with steps, ``lr`` is logged and printed.
+        converter (callable): the updater's batch converter.
+        device (str): ``'cpu'`` or ``'cuda:N'``.
+        communicator (str): ``'none'``, ``'mpi'`` or ``'nccl'``: data-parallel over the
+            processes of ``mpiexec``; only rank 0 reports and writes the final model.
+        seed (int): of the iterator's shuffles and the data-parallel split.
+        resume (bool): continue from the latest snapshot in ``out``.
+        model_name (str or None): the registry name saved with the weights, so that
+            ``get_model(model_name, pretrained_model=...)`` rebuilds the model; None
+            saves the parameters only (a model the registry cannot rebuild).
+        model_kwargs (dict or None): further constructor arguments saved with the
+            weights (``n_fg_class`` is always saved).
+
+    Returns:
+        Trainer or None: the finished trainer (for its ``elapsed_time``) on rank 0,
+        None on the other ranks.
+
+    Raises:
+        NonFiniteError: from ``guard``; ``model_final.npz`` is then not written.
+    """
+    model.label_names = tuple(label_names)
+    comm = None
+    if communicator != 'none':
+        comm, dataset, optimizer, device = data_parallel.setup_data_parallel(
+            communicator, dataset, optimizer, device, seed)
+    model.to_device(device)
+    iterator = serial_iterator.SerialIterator(dataset, batchsize, seed=seed)
+    updater = standard_updater.StandardUpdater(iterator, optimizer, converter=converter,
+                                               device=device)
+    n_iteration = iteration or epoch * -(-len(dataset) // batchsize)
+    trainer = trainer_module.Trainer(updater, (n_iteration, 'iteration'), out)
+    log_trigger = (max(n_iteration // 50, 1), 'iteration')
+    if lr_steps:
+        trainer.extend(multistep_shift.MultistepShift(
+            'lr', 0.1, [math.floor(n_iteration * step) for step in lr_steps]))
+    if comm is None or comm.rank == 0:
+        shown = list(loss_keys)
+        if lr_steps:
+            trainer.extend(observe_lr.observe_lr(), trigger=log_trigger)
+            shown.append('lr')
+        trainer.extend(log_report.LogReport(trigger=log_trigger))
+        trainer.extend(print_report.PrintReport(['iteration'] + shown + ['elapsed_time']),
+                       trigger=log_trigger)
+        trainer.extend(plot_report.PlotReport(list(loss_keys), trigger=log_trigger,
+                                              filename='loss.png'))
+    trainer.extend(snapshot.snapshot(autoload=resume, n_retains=1),
+                   trigger=(max(n_iteration // 5, 1), 'iteration'))
+    trainer.extend(guard)
+    trainer.run()
+    if comm is not None and comm.rank != 0:
+        return None
+    final = os.path.join(out, 'model_final.npz')
+    if model_name is None:
+        npz.save_npz(final, model)
+    else:
+        save_trained_model(model, final, model_name, n_fg_class=len(label_names),
+                           **(model_kwargs or {}))
+    return trainer
