@@ -9,6 +9,7 @@ ImageNet in 1 Hour"); every run then follows a cosine decay.
 """
 
 import argparse
+import functools
 import sys
 
 import numpy
@@ -33,6 +34,8 @@ from cvzoo.core.training.updaters import standard_updater
 from cvzoo.datasets.image_folder.directory_parsing_label_dataset import (
     DirectoryParsingLabelDataset,
 )
+from cvzoo.datasets.sub_dataset import split_dataset_random
+from cvzoo.datasets.transform_dataset import TransformDataset
 from cvzoo.evaluators import ClassificationEvaluator
 from cvzoo.models import zoo
 
@@ -78,37 +81,14 @@ def load_datasets(args):
     dataset = DirectoryParsingLabelDataset(args.dataset)
     if args.val_dataset:
         return dataset, DirectoryParsingLabelDataset(args.val_dataset), dataset.label_names
-    order = numpy.random.RandomState(args.seed).permutation(len(dataset))
-    n_train = int(0.8 * len(dataset))
-    split = [_Subset(dataset, order[:n_train]), _Subset(dataset, order[n_train:])]
-    return split + [dataset.label_names]
+    train, val = split_dataset_random(dataset, int(0.8 * len(dataset)), seed=args.seed)
+    return train, val, dataset.label_names
 
 
-class _Subset:
-    def __init__(self, dataset, indexes):
-        self.dataset, self.indexes = dataset, indexes
-
-    def __len__(self):
-        return len(self.indexes)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self.dataset[int(k)] for k in self.indexes[i]]
-        return self.dataset[int(self.indexes[i])]
-
-
-class _Prepared:
+def _prepared(model, example):
     """(img, label) -> (model.prepare(img), label): what predict() feeds the network."""
-
-    def __init__(self, dataset, model):
-        self.dataset, self.model = dataset, model
-
-    def __len__(self):
-        return len(self.dataset)
-
-    def __getitem__(self, i):
-        img, label = self.dataset[i]
-        return self.model.prepare(img), label
+    img, label = example
+    return model.prepare(img), label
 
 
 def build_model(args, n_class):
@@ -150,7 +130,7 @@ def main(argv=None):
     numpy.random.seed(args.seed + rank)
     train, val, label_names = load_datasets(args)
     model = build_model(args, len(label_names))
-    train = _Prepared(train, model)
+    train = TransformDataset(train, functools.partial(_prepared, model))
     if comm is not None:
         from cvzoo.core.communicators import multi_node_optimizer
         from cvzoo.core.communicators.scatter_dataset import scatter_dataset
