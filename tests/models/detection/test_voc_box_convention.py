@@ -24,8 +24,12 @@ box is clipped to the pixel indices before the 1 is added. ChainerCV's SSD and Y
 not clip, and its Faster R-CNN clips to [0, W] (one pixel past the last index in its
 inclusive terms); ChainerCV's detections are clipped to the pixel indices here before
 its metric. On boxes that cross the image border the two pipelines still differ.
+
+The tests at the end need no ChainerCV: every detector entry's convention against its
+training data, loading an entry sets it, and predict() converts inclusive boxes.
 """
 
+import dataclasses
 import importlib.util
 import pathlib
 import xml.etree.ElementTree as ElementTree
@@ -33,8 +37,11 @@ import xml.etree.ElementTree as ElementTree
 import numpy
 import pytest
 
+from cvzoo.core import backend
 from cvzoo.datasets.voc import voc_bbox_dataset, voc_label_names
 from cvzoo.evaluators.metrics import eval_detection_voc
+from cvzoo.models import pretrained, weights_schema, zoo
+from cvzoo.models.detection import detector
 from cvzoo.models.detection.faster_rcnn import faster_rcnn_vgg
 from cvzoo.models.detection.ssd import ssd
 from cvzoo.models.detection.yolo import yolo_v3
@@ -44,8 +51,6 @@ _spec = importlib.util.spec_from_file_location(
     pathlib.Path(__file__).resolve().parents[1] / 'chainercv_reference_tools.py')
 tools = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(tools)
-
-pytestmark = [pytest.mark.reference, pytest.mark.slow]
 
 # (H, W) of the images: small, as a one-pixel shift must matter (SSD resizes to 300).
 IMAGE_SIZES = ((60, 80), (72, 64), (56, 90))
@@ -270,6 +275,8 @@ CASES = {
 }
 
 
+@pytest.mark.reference
+@pytest.mark.slow
 @pytest.mark.parametrize('name', list(CASES))
 def test_voc07_map_equals_chainercv(chainercv_reference, tmp_path, monkeypatch, rng, name):
     model_class, key, script, kwargs, set_up = CASES[name]
@@ -311,3 +318,68 @@ def test_voc07_map_equals_chainercv(chainercv_reference, tmp_path, monkeypatch, 
     unconverted = _cvzoo_map(model, dataset, shift=-1.0)
     assert abs(float(unconverted['map']) - expected) > 1e-3, (
         f'unconverted boxes score {unconverted["map"]} too, the ground truth cannot tell')
+
+
+# --- the convention as data, and the conversion, without ChainerCV ---
+
+
+class _FixedBoxes(detector.Detector):
+    """A detector whose network finds the same two boxes in any image."""
+
+    device = backend.get_device('cpu')
+    score_thresh = 0.1
+
+    def prepare(self, img):
+        return numpy.zeros((3, 4, 4), numpy.float32)
+
+    def forward(self, x):
+        return x
+
+    def decode(self, outputs, sizes):
+        bbox = numpy.array([[[2, 3, 9, 7], [-4, 1, 30, 29]]] * len(sizes), numpy.float32)
+        score = numpy.array([[[0.9], [0.8]]] * len(sizes), numpy.float32)
+        return bbox, score
+
+
+def test_predict_returns_continuous_boxes_of_inclusive_weights():
+    model = _FixedBoxes()
+    img = numpy.zeros((3, 20, 24), numpy.float32)
+    bboxes, _, _ = model.predict([img])
+    numpy.testing.assert_array_equal(bboxes[0], [[2, 3, 9, 7], [0, 1, 24, 20]])
+    model.box_convention = 'inclusive'
+    bboxes, _, _ = model.predict([img])
+    # clipped to the pixel indices (x <= 23, y <= 19), then x_max, y_max + 1
+    numpy.testing.assert_array_equal(bboxes[0], [[2, 3, 10, 8], [0, 1, 24, 20]])
+    assert bboxes[0].dtype == numpy.float32
+
+
+def test_unknown_box_convention_is_refused():
+    with pytest.raises(ValueError, match='box_convention'):
+        detector.as_continuous(numpy.zeros((1, 4), numpy.float32), (4, 4), 'half-open')
+    entry = ssd.SSD300.weights['voc0712']
+    problems = weights_schema.schema_problems(dataclasses.replace(entry,
+                                                                  box_convention='half'))
+    assert any(problem.startswith('box_convention') for problem in problems)
+
+
+def test_every_detector_entry_names_its_box_convention():
+    """VOC-trained detectors (ChainerCV's and Darknet's, the zoo's only ones) learned
+    inclusive boxes, COCO-trained ones continuous; backbones predict no boxes."""
+    for name, key, weights in zoo.iter_weights('detection'):
+        where = f'{name} {key}'
+        if weights.reported.metric in ('top1', 'top5'):
+            assert weights.box_convention is None, where
+        elif weights.reported.dataset.startswith('voc'):
+            assert weights.box_convention == 'inclusive', where
+        else:
+            assert weights.box_convention == 'continuous', where
+
+
+def test_loading_an_entry_sets_the_box_convention():
+    voc, backbone = ssd.SSD300.weights['voc0712'], ssd.SSD300.weights['imagenet']
+    model = _FixedBoxes()
+    pretrained.load_pretrained(model, None, None, 20, backbone, None)
+    assert model.box_convention == 'continuous'
+    pretrained.load_pretrained(model, None, None, 20, voc, None)
+    assert model.box_convention == 'inclusive'
+    assert _FixedBoxes.box_convention == 'continuous'
