@@ -3,8 +3,6 @@
 import math
 import os
 
-from PIL import Image, ImageDraw, ImageFont
-
 from cvzoo.core.serializers import atomic_write
 from cvzoo.core.training import extension, json_state, reporter, triggers
 
@@ -76,6 +74,8 @@ class PlotReport(extension.Extension):
 
     def draw(self):
         """Return the figure as a PIL image."""
+        from PIL import Image, ImageDraw, ImageFont  # here: importing the zoo loads no Pillow
+
         img = Image.new('RGB', self._size, 'white')
         draw = ImageDraw.Draw(img)
         font = ImageFont.load_default()
