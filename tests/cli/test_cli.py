@@ -8,9 +8,8 @@ import pytest
 from PIL import Image
 
 from cvzoo.cli import commands, main
-from cvzoo.core.links import link
-from cvzoo.core.variable import Parameter
 from cvzoo.models import discovery, registry, zoo
+from tests.helpers import toy_models
 
 
 class _FakeClassifier:
@@ -247,17 +246,10 @@ def test_predict_segmentation_overlays_dataset_colours(monkeypatch, capsys, imag
     numpy.testing.assert_allclose(picture[8, 15], road * 0.5, atol=2)
 
 
-class _TrustToy(link.Link):
+class _TrustToy(toy_models.OneParameterModel):
     """A one-parameter model whose weight entry publishes no sha256."""
 
     weights: typing.ClassVar[dict] = {}
-
-    def __init__(self, pretrained_model=None):
-        super().__init__()
-        with self.init_scope():
-            self.W = Parameter(numpy.zeros(3, numpy.float32))
-        if pretrained_model:
-            zoo.load_weights(self, pretrained_model)
 
 
 @pytest.fixture

@@ -11,21 +11,13 @@ import numpy
 import pytest
 
 from cvzoo.cli import main
-from cvzoo.core.links import link
-from cvzoo.core.variable import Parameter
 from cvzoo.models import discovery, registry, zoo
 from cvzoo.models.converters import file_format
+from tests.helpers import toy_models
 
 
-class _Toy(link.Link):
+class _Toy(toy_models.OneParameterModel):
     weights: typing.ClassVar[dict] = {}
-
-    def __init__(self, pretrained_model=None):
-        super().__init__()
-        with self.init_scope():
-            self.W = Parameter(numpy.zeros(3, numpy.float32))
-        if pretrained_model:
-            zoo.load_weights(self, pretrained_model)
 
 
 def _dead_url(name):
