@@ -54,6 +54,18 @@ def two_gpus():
 
 
 @pytest.fixture
+def gpu_pair():
+    """[current, target]: cuda:0 current and models on cuda:1, or on cuda:0 when only one
+    GPU exists (so the model tests still run on a machine with one real GPU)."""
+    from cvzoo.core import backend
+
+    n_gpu = backend.num_gpus()
+    if n_gpu == 0:
+        pytest.skip('needs a GPU (run pytest --fake-cuda for the CuPy stand-in)')
+    return [backend.Device('cuda:0'), backend.Device(f'cuda:{min(n_gpu, 2) - 1}')]
+
+
+@pytest.fixture
 def stand_in():
     """The CuPy stand-in module (for its sync counting); skips without --fake-cuda."""
     from cvzoo.testing import cupy_stand_in

@@ -11,8 +11,9 @@ Each entry of ``list_models()`` is built with random weights and few classes, mo
 
 A new registration is tested here without being listed; the models are built small by
 ``cvzoo.testing.small_models`` (the ``build_small_model`` fixture), where the inputs of
-models that refuse the defaults are set. The tests need two GPUs: run them with
-``pytest --fake-cuda`` (the CuPy stand-in) or on a machine with two.
+models that refuse the defaults are set. Run them with ``pytest --fake-cuda`` (the CuPy
+stand-in's two GPUs) or on a real GPU: with one GPU, predict() and the training step run
+on ``'cuda:0'`` (the ``gpu_pair`` fixture); the sync budgets need the stand-in.
 
 The host-sync budgets of DESIGN.md are checked on the stand-in, which counts them: at
 most 3 per training iteration besides reading the loss (ssd_tiny, on SSD300's code
@@ -164,7 +165,8 @@ def train_step(task, name, model):
 # --- the tests ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize('name', list_models())
-def test_predict_on_the_second_gpu(name, build_small_model, two_gpus):
+def test_predict_on_the_second_gpu(name, build_small_model, gpu_pair):
+    two_gpus = gpu_pair  # cuda:0 current, the model on cuda:1 (on cuda:0 with one GPU)
     task, model = _on_cuda_1(name, build_small_model, two_gpus)
     imgs = [_image()]
     model_checks.ASSERTIONS[task](model, imgs, small_models.n_class_of(name))
@@ -173,7 +175,8 @@ def test_predict_on_the_second_gpu(name, build_small_model, two_gpus):
 
 
 @pytest.mark.parametrize('name', list_models())
-def test_training_step_on_the_second_gpu(name, build_small_model, two_gpus):
+def test_training_step_on_the_second_gpu(name, build_small_model, gpu_pair):
+    two_gpus = gpu_pair
     task, model = _on_cuda_1(name, build_small_model, two_gpus)
     before = {path: backend.to_numpy(param.array) for path, param in model.namedparams()}
     loss, link = train_step(task, name, model)
