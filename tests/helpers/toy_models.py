@@ -23,3 +23,13 @@ class OneParameterModel(link.Link):
             self.W = Parameter(numpy.zeros(3, numpy.float32))
         if pretrained_model:
             zoo.load_weights(self, pretrained_model)
+
+
+class Affine(link.Link):
+    """``W`` (n_out, n_in) and ``b`` (n_out,), zero-filled: the layer of toy weight files."""
+
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        with self.init_scope():
+            self.W = Parameter(numpy.zeros((n_out, n_in), numpy.float32))
+            self.b = Parameter(numpy.zeros(n_out, numpy.float32))

@@ -15,10 +15,10 @@ import pytest
 from cvzoo import errors
 from cvzoo.core.links import link
 from cvzoo.core.serializers import npz as npz_serializer
-from cvzoo.core.variable import Parameter
 from cvzoo.models import conversion_cache, discovery, weight_files, zoo
 from cvzoo.models import registry as registry_module
 from cvzoo.models.converters import file_format
+from tests.helpers import toy_models
 
 SHA = 'ab' * 32
 PRESET = zoo.Preset(size=224, mean=(123.0, 117.0, 104.0))
@@ -104,12 +104,7 @@ def test_iter_weights_yields_every_key_of_every_model():
     assert detection and all(name in zoo.list_models('detection') for name, _ in detection)
 
 
-class _Affine(link.Link):
-    def __init__(self, n_in, n_out):
-        super().__init__()
-        with self.init_scope():
-            self.W = Parameter(numpy.zeros((n_out, n_in), numpy.float32))
-            self.b = Parameter(numpy.zeros(n_out, numpy.float32))
+_Affine = toy_models.Affine
 
 
 class Toy(link.Chain):

@@ -1,6 +1,5 @@
 """Every train script under faults: a non-finite loss stops it, and --seed repeats a run."""
 
-import importlib.util
 import os
 import pathlib
 import subprocess
@@ -14,6 +13,7 @@ from cvzoo.core.serializers import npz
 from cvzoo.core.training.extensions.fail_on_non_number import NonFiniteError
 from cvzoo.core.training.updaters import standard_updater
 
+from tests.helpers import scripts
 from tests.helpers.darknet_cfgs import TINY_YOLO_CFG
 
 SCRIPTS = pathlib.Path(__file__).resolve().parents[2] / 'scripts'
@@ -21,11 +21,7 @@ FINAL = {'ssd': 'model_final.npz', 'yolo': 'model_final.npz', 'classifier': 'mod
 
 
 def _load(name):
-    spec = importlib.util.spec_from_file_location(f'cvzoo_faults_train_{name}',
-                                                  SCRIPTS / f'train_{name}.py')
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return scripts.load_script(f'train_{name}')
 
 
 def _voc_folder(root, n_image=4):

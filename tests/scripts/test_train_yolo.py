@@ -1,8 +1,6 @@
 """scripts/train_yolo.py: smoke runs on a tiny VOC-layout folder with a tiny Darknet cfg."""
 
-import importlib.util
 import json
-import pathlib
 
 import numpy
 import pytest
@@ -10,17 +8,13 @@ from PIL import Image
 
 from cvzoo.models.detection.yolo.augmentation import YOLOTransform, yolo_converter
 
+from tests.helpers import scripts
 from tests.helpers.darknet_cfgs import TINY_BODY, TINY_YOLO_CFG as TINY_CFG
-
-SCRIPT = pathlib.Path(__file__).resolve().parents[2] / 'scripts' / 'train_yolo.py'
 
 
 @pytest.fixture(scope='module')
 def script():
-    spec = importlib.util.spec_from_file_location('cvzoo_train_yolo', SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return scripts.load_script('train_yolo')
 
 
 def _voc_folder(root, n_image=4):

@@ -10,21 +10,16 @@ import pytest
 
 from cvzoo import errors
 from cvzoo.core.links import link
-from cvzoo.core.variable import Parameter
 from cvzoo.models import zoo
 from cvzoo.models.converters import file_format, safetensors_file
+from tests.helpers import toy_models
 
 pytest.importorskip('safetensors')
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 
-class _Affine(link.Link):
-    def __init__(self, n_in, n_out):
-        super().__init__()
-        with self.init_scope():
-            self.W = Parameter(numpy.zeros((n_out, n_in), numpy.float32))
-            self.b = Parameter(numpy.zeros(n_out, numpy.float32))
+_Affine = toy_models.Affine
 
 
 class _Toy(link.Chain):
