@@ -113,7 +113,7 @@ step gpu_smoke 40 gpu_smoke.log bash -c gpu_smoke
 # the files that exercise devices most come first, so a cut run still reports them
 TESTS=()
 for path in tests/test_gpu_docs.py tests/core/test_devices.py tests/core/test_data_parallel.py \
-    tests/models/test_models_on_devices.py tests/core; do
+    tests/models/test_models_on_devices.py tests/core tests/utils/test_nms.py tests/bench/test_bench_gpu.py; do
   if [ -e "$path" ]; then TESTS+=("$path"); else echo "   (no $path here)" >> "$SUMMARY"; fi
 done
 step tests 200 tests.log "$PYTHON" -m pytest -m 'gpu or not slow' -p no:cacheprovider -v -rs \
