@@ -42,6 +42,7 @@ numerics, streams and asynchrony, memory limits, or speed (see docs/gpu.md).
 import collections
 import contextlib
 import ctypes
+import functools
 import os
 import sys
 import threading
@@ -756,6 +757,11 @@ def _make_nccl_module(name):
             from mpi4py import MPI
 
             send = view(sendbuf, count, datatype).copy()
+            if send.dtype == numpy.float16:
+                # many MPI builds have no half-precision type: sum in float16 as NCCL does
+                parts = self._mpi.allgather(send)
+                view(recvbuf, count, datatype)[...] = functools.reduce(numpy.add, parts)
+                return
             self._mpi.Allreduce(send, view(recvbuf, count, datatype), op=MPI.SUM)
 
         def bcast(self, buff, count, datatype, root, stream):
