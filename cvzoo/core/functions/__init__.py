@@ -106,6 +106,7 @@ from cvzoo.core.functions.resize.resize_images import resize_images
 from cvzoo.core.functions.resize.upsample_nearest_2d import upsample_nearest_2d
 
 # --- vision ---
+from cvzoo.core.functions.vision.ps_roi_average_pooling_2d import ps_roi_average_pooling_2d
 from cvzoo.core.functions.vision.roi_align_2d import roi_align_2d
 from cvzoo.core.functions.vision.roi_pooling_2d import roi_pooling_2d
 
