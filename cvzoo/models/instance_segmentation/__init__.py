@@ -1,0 +1,1 @@
+"""Instance segmentation models: ``masks, labels, scores = model.predict(imgs)`` (see DESIGN.md)."""
