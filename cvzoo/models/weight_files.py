@@ -1,11 +1,13 @@
 """Weight files: fetch and verify them, with trust on first use for unpublished hashes.
 
-Files are fetched through :func:`cvzoo.utils.download.cached_download` into
-``$CVZOO_HOME/weights`` (or found in ``$CVZOO_WEIGHTS_MIRROR``). A full sha256 is checked
-there; a published prefix is checked here. A file whose source publishes no sha256
-(``UNPUBLISHED``) is trusted the first time it is fetched *and loads into its model*;
-its sha256 is then recorded in ``$CVZOO_HOME/weights/<file_name>.sha256``
-(:func:`trust_record_path`), and every later load is verified against that record
+A file shipped inside the package (:mod:`cvzoo.models.embedded`) is used first, once
+it matches the entry's sha256; a shipped file that does not is refused
+(CorruptFileError naming it). Other files are fetched through
+:func:`cvzoo.utils.download.cached_download` into ``$CVZOO_HOME/weights`` (or found in
+``$CVZOO_WEIGHTS_MIRROR``). A full sha256 is checked there; a published prefix is
+checked here. A file whose source publishes no sha256 (``UNPUBLISHED``) is trusted the
+first time it is fetched *and loads into its model*; its sha256 is then recorded in
+``$CVZOO_HOME/weights/<file_name>.sha256`` (:func:`trust_record_path`), and every later load is verified against that record
 (:func:`cvzoo.models.zoo.load_weights` calls :func:`pending_trust`, then
 :func:`record_trust` or :func:`drop_untrusted`). ``cvzoo download --forget MODEL KEY``
 (:func:`forget_trust`) removes the record, the file and its converted cache.
@@ -24,7 +26,7 @@ import shutil
 
 from cvzoo import errors
 from cvzoo.core.serializers import atomic_write
-from cvzoo.models import conversion_cache, registry, weights_schema
+from cvzoo.models import conversion_cache, embedded, registry, weights_schema
 from cvzoo.utils import paths
 
 WEIGHTS_SUBDIR = 'weights'  # downloads go to $CVZOO_HOME/weights
@@ -76,15 +78,57 @@ def _hash_problem(weight_file, path):
             f'{record} (`cvzoo download --forget MODEL KEY` removes the record)'), None
 
 
+def _shipped_sha256s():
+    """file name -> sha256 of each file shipped with cvzoo, as its zoo entry gives it."""
+    model_name, key = embedded.SHIPPED_WEIGHTS
+    if model_name not in registry.list_models():
+        return {}  # a registry without that model (a test's own) uses no shipped file
+    weights = registry.resolve_weights(registry.get_model_class(model_name), key)
+    return {f.file_name: f.sha256 for f in weights.all_files}
+
+
+def _embedded_verified(weight_file):
+    """The shipped copy of ``weight_file`` once its sha256 matches; None when cvzoo ships
+    no file of that name and sha256.
+
+    Raises:
+        cvzoo.errors.CorruptFileError: the shipped copy is damaged (the message names it).
+    """
+    if _shipped_sha256s().get(weight_file.file_name) != weight_file.sha256:
+        return None
+    path = embedded.shipped_path(weight_file.file_name)
+    actual = sha256_of_file(path)
+    if actual != weight_file.sha256:
+        raise errors.CorruptFileError(
+            f'{path}: the copy of {weight_file.url} shipped with cvzoo is damaged (sha256 '
+            f'{actual}, expected {weight_file.sha256}); reinstall cvzoo')
+    return path
+
+
+def fetch_file(weight_file: weights_schema.WeightFile) -> str:
+    """The local, verified path of one file of an entry: the copy shipped with cvzoo,
+    else the cache, ``$CVZOO_WEIGHTS_MIRROR``, its URL and its mirrors, in that order.
+
+    Raises:
+        cvzoo.errors.CorruptFileError: the shipped copy is damaged.
+        cvzoo.errors.DownloadError: as :func:`fetch_weights`.
+    """
+    return _fetch_verified(weight_file)[0]
+
+
 def _fetch_verified(weight_file):
     """Fetch one file; a hash that is a prefix or unpublished is checked here.
 
-    A cached file that fails the check is deleted and fetched once more; if the fresh
-    copy fails too, it is deleted and DownloadError names the URL and the path.
+    The copy shipped with cvzoo comes first (:func:`_embedded_verified`). A cached file
+    that fails the check is deleted and fetched once more; if the fresh copy fails too,
+    it is deleted and DownloadError names the URL and the path.
 
     Returns:
         tuple: ``(path, pending)``, ``pending`` as in :func:`_hash_problem`.
     """
+    shipped = _embedded_verified(weight_file)
+    if shipped is not None:
+        return shipped, None
     if is_full_sha256(weight_file.sha256):
         return os.fspath(_cached_download(weight_file.url, weight_file.sha256,
                                           weight_file.file_name, weight_file.mirrors)), None
@@ -100,7 +144,8 @@ def _fetch_verified(weight_file):
 
 
 def fetch_weights(weights: weights_schema.Weights) -> list:
-    """Download (or find in the cache or the mirror) every file of an entry, verified.
+    """Download (or find shipped with cvzoo, in the cache or in the mirror) every file of
+    an entry, verified.
 
     ``sha256`` is checked in full when it has 64 hex digits, as a prefix when the source
     publishes only a prefix, and against the sha256 recorded at the first successful
@@ -113,8 +158,10 @@ def fetch_weights(weights: weights_schema.Weights) -> list:
     Raises:
         cvzoo.errors.DownloadError: a file cannot be fetched or fails its check (the file
             is deleted; the message names the URL and the path).
+        cvzoo.errors.CorruptFileError: a file shipped with cvzoo fails its check (the
+            message names it).
     """
-    return [_fetch_verified(f)[0] for f in weights.all_files]
+    return [fetch_file(f) for f in weights.all_files]
 
 
 def pending_trust(weights, fetched):

@@ -8,9 +8,8 @@ the ``.cfg`` that describes the network; the model is built from that cfg.
 
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.datasets.voc.voc_label_names import voc_bbox_label_names
-from cvzoo.models import pretrained, zoo
+from cvzoo.models import pretrained, weight_files, zoo
 from cvzoo.models.detection.darknet import darknet_detector
-from cvzoo.utils import download
 
 _REPO = 'https://github.com/dog-qiuqiu/Yolo-Fastest/raw/'
 _V1_COMMIT = '8d018808f065fafbcd80e8c7bc6721b63253a42d'
@@ -46,9 +45,7 @@ def _init_from_zoo(model, n_fg_class, pretrained_model):
     """Build ``model`` from the cfg of its zoo entry ('voc' for a file or None), then
     load and re-make heads."""
     entry = pretrained.weights_entry(model, pretrained_model) or model.weights['voc']
-    cfg = entry.files[0]
-    cfg_path = download.cached_download(cfg.url, cfg.sha256, file_name=cfg.file_name,
-                                        subdir='weights')
+    cfg_path = weight_files.fetch_file(entry.files[0])  # shipped, cached or downloaded
     darknet_detector.DarknetDetector.__init__(model, cfg_path)
     pretrained.load_pretrained(model, pretrained_model, n_fg_class, model.n_fg_class, entry,
                                model._set_n_fg_class)
