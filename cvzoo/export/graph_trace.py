@@ -32,12 +32,15 @@ class TracedGraph:
             the functions producing its inputs.
         leaves (dict): ``id(VariableNode)`` -> the live leaf Variable (parameters and
             constants) read by some function.
+        result: what the call returned, as it returned it (a Variable or nested lists
+            and tuples of Variables and other values).
     """
 
     input: variable.Variable
     outputs: list
     functions: list
     leaves: dict
+    result: object = None
 
 
 @contextlib.contextmanager
@@ -103,4 +106,4 @@ def trace(call, example_input):
         result = call(x)
     outputs = flatten_outputs(result)
     leaves = {id(v.node): v for v in kept}
-    return TracedGraph(x, outputs, _functions_behind(outputs), leaves)
+    return TracedGraph(x, outputs, _functions_behind(outputs), leaves, result)

@@ -132,8 +132,16 @@ def build_model_proto(model, example_input, opset=17):
 
     Args and Raises: as :func:`to_onnx`.
     """
+    _import_onnx()
+    return graph_to_model_proto(graph_trace.trace(model, example_input), model, opset)
+
+
+def graph_to_model_proto(graph, model, opset=17):
+    """The ONNX ModelProto of a graph traced from ``model`` (:func:`graph_trace.trace`).
+
+    Raises: as :func:`to_onnx`.
+    """
     onnx = _import_onnx()
-    graph = graph_trace.trace(model, example_input)
     if not graph.outputs:
         raise ValueError(f'to_onnx: {_model_name(model)} returned no Variable')
     _check_supported(graph.functions, model)

@@ -15,7 +15,7 @@ import numpy
 import cvzoo.core.functions as F
 from cvzoo import transforms
 from cvzoo.core import backend, config
-from cvzoo.models import pretrained, zoo
+from cvzoo.models import network_runtime, pretrained, zoo
 from cvzoo.models.pickable_sequential_chain import PickableSequentialChain
 from cvzoo.utils import image as image_utils
 
@@ -73,22 +73,28 @@ class ImageClassifier(PickableSequentialChain):
         std = numpy.asarray(preset.std, numpy.float32)[:, None, None]
         return (img - mean) / std
 
-    def predict(self, imgs, batchsize=8):
+    def predict(self, imgs, batchsize=8, runtime='cvzoo'):
         """Class probabilities of each image.
 
         Args:
             imgs: an iterable of images: (3, H, W) float arrays in [0, 255] RGB, (H, W, 3)
                 uint8 arrays, PIL images or file paths.
             batchsize (int): images per forward pass.
+            runtime (str): what runs the network between preprocessing and softmax:
+                'cvzoo' or 'onnxruntime' (see :mod:`cvzoo.models.network_runtime`).
 
         Returns:
             numpy.ndarray: (B, n_class) float32 probabilities, one row per image.
+
+        Raises:
+            cvzoo.errors.UsageError: ``runtime`` is unknown or cannot run this model.
         """
+        network_runtime.check_runtime(runtime)
         batch = numpy.stack([self.prepare(image_utils.as_chw_image(img)) for img in imgs])
         rows = []
         with config.using_config('train', False), config.no_backprop_mode():
             for start in range(0, len(batch), batchsize):
                 x = backend.to_device(batch[start:start + batchsize], self.device)
-                logits = self.forward(x)
+                logits = network_runtime.run_network(self, x, runtime)
                 rows.append(backend.to_numpy(F.softmax(logits).array))
         return numpy.concatenate(rows).astype(numpy.float32, copy=False)

@@ -14,6 +14,11 @@ Two more hooks have defaults: ``pad_batch(prepared)`` stacks the prepared images
 the network's input, and ``detect(x, sizes, prepared)`` is ``decode(forward(x), sizes)``
 (Faster R-CNN overrides it: its network takes the images' input scales).
 
+``predict(imgs, runtime='onnxruntime')`` runs ``forward`` in onnxruntime instead
+(:mod:`cvzoo.models.network_runtime`); ``prepare``, ``decode`` and the rest stay
+cvzoo's. A detector that overrides ``detect`` feeds its network more than the batch and
+runs in 'cvzoo' only.
+
 The base does the rest, batched over the images of a call and vectorised: keep the
 (box, class) pairs whose score is above ``score_thresh``, suppress per image and per
 class (greedy NMS at ``nms_thresh``), keep the ``max_detections`` best per image, clip
@@ -30,7 +35,9 @@ import typing
 
 import numpy
 
+from cvzoo import errors
 from cvzoo.core import backend, config
+from cvzoo.models import network_runtime
 from cvzoo.utils import image as image_utils
 from cvzoo.utils import nms
 
@@ -89,13 +96,15 @@ class Detector:
         network's outputs decoded; ``prepared`` are the images before pad_batch."""
         return self.decode(self.forward(x), sizes)
 
-    def predict(self, imgs, batchsize=8):
+    def predict(self, imgs, batchsize=8, runtime='cvzoo'):
         """Detect objects in each image.
 
         Args:
             imgs: an iterable of images: (3, H, W) float arrays RGB in [0, 255], (H, W, 3)
                 uint8 arrays, PIL images or file paths.
             batchsize (int): images per forward pass.
+            runtime (str): what runs the network between ``prepare`` and ``decode``:
+                'cvzoo' or 'onnxruntime' (see :mod:`cvzoo.models.network_runtime`).
 
         Returns:
             tuple of three lists, one entry per image, NumPy on the host:
@@ -104,8 +113,12 @@ class Detector:
             labels  (R,) int32      class ids in [0, n_fg_class)
             scores  (R,) float32    confidences, decreasing
 
+        Raises:
+            cvzoo.errors.UsageError: ``runtime`` is unknown or cannot run this model.
+
         >>> # bboxes, labels, scores = model.predict([read_image('dog.jpg')])
         """
+        self._check_runtime(runtime)
         imgs = [image_utils.as_chw_image(img) for img in imgs]
         bboxes, labels, scores = [], [], []
         for start in range(0, len(imgs), batchsize):
@@ -115,13 +128,24 @@ class Detector:
             x = backend.to_device(self.pad_batch(prepared), self.device)
             with self.device, config.using_config('train', False), \
                     config.no_backprop_mode():
-                bbox, score = self.detect(x, sizes, prepared)
+                if runtime == 'cvzoo':
+                    bbox, score = self.detect(x, sizes, prepared)
+                else:
+                    bbox, score = self.decode(
+                        network_runtime.run_network(self, x, runtime), sizes)
                 result = self.suppress(bbox, score, sizes)
             bboxes += [as_continuous(bbox, size, self.box_convention)
                        for bbox, size in zip(result[0], sizes)]
             labels += result[1]
             scores += result[2]
         return bboxes, labels, scores
+
+    def _check_runtime(self, runtime):
+        network_runtime.check_runtime(runtime)
+        if runtime != 'cvzoo' and type(self).detect is not Detector.detect:
+            raise errors.UsageError(
+                f'runtime={runtime!r}: {type(self).__name__} feeds its network more than '
+                "the image batch (its own detect()), so only runtime='cvzoo' runs it")
 
     def suppress(self, bbox, score, sizes):
         """Threshold, per-class NMS, top-k and clipping of a batch, on the device.

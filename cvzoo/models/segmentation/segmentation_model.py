@@ -20,7 +20,7 @@ import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo import transforms
 from cvzoo.core import backend, config
-from cvzoo.models import pretrained
+from cvzoo.models import network_runtime, pretrained
 from cvzoo.utils import image as image_utils
 
 CHANNEL_ORDERS = ('rgb', 'bgr')
@@ -129,24 +129,31 @@ class SegmentationModel(L.Chain):
         label = score[0, :self.n_class].argmax(axis=0)
         return backend.to_numpy(label).astype(numpy.int32, copy=False)
 
-    def predict(self, imgs, batchsize=2):
+    def predict(self, imgs, batchsize=2, runtime='cvzoo'):
         """Label every pixel of each image.
 
         Args:
             imgs: an iterable of images: (3, H, W) float arrays in [0, 255] RGB, (H, W, 3)
                 uint8 arrays, PIL images or file paths.
             batchsize (int): images per forward pass.
+            runtime (str): what runs the network between preprocessing and the label
+                maps: 'cvzoo' or 'onnxruntime' (see :mod:`cvzoo.models.network_runtime`).
 
         Returns:
             list of numpy.ndarray: one (H, W) int32 map per image, at the image's own
             size, values in [0, n_class).
+
+        Raises:
+            cvzoo.errors.UsageError: ``runtime`` is unknown or cannot run this model.
         """
+        network_runtime.check_runtime(runtime)
         imgs = [image_utils.as_chw_image(img) for img in imgs]
         labels = []
         with self.device, config.using_config('train', False), config.no_backprop_mode():
             for chunk in self._batches(imgs, batchsize):
                 x = numpy.stack([self.prepare(img) for img in chunk])
-                scores = self.forward(backend.to_device(x, self.device))
+                scores = network_runtime.run_network(
+                    self, backend.to_device(x, self.device), runtime)
                 for i, img in enumerate(chunk):
                     labels.append(self.scores_to_label(scores[i:i + 1], img.shape[1:]))
         return labels

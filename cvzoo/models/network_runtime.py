@@ -1,0 +1,53 @@
+"""The runtimes that predict() can run a model's network in.
+
+predict() keeps its preprocessing and decoding in cvzoo; only the network between them
+(``model.forward(x)``) runs in the runtime chosen by its ``runtime`` argument:
+
+- ``'cvzoo'`` (the default): cvzoo's own engine, on the model's device;
+- ``'onnxruntime'``: an onnxruntime session built from an ONNX export of the model's
+  current weights, kept on the model and rebuilt when they change
+  (:mod:`cvzoo.export.onnxruntime_network`; needs ``pip install 'cvzoo[onnx]'``).
+
+>>> check_runtime('onnxruntime')
+>>> check_runtime('tensorrt')
+Traceback (most recent call last):
+...
+cvzoo.errors.UsageError: runtime: expected one of ('cvzoo', 'onnxruntime'), got 'tensorrt'
+"""
+
+import importlib
+
+from cvzoo import errors
+
+RUNTIMES = ('cvzoo', 'onnxruntime')
+# NOTE: the models layer does not import cvzoo.export (tests/test_repo_rules.py lists the
+# layers a model may import); the runner of an optional runtime is imported by its name
+# the first time a model is asked to run in it.
+_RUNNER_MODULES = {'onnxruntime': 'cvzoo.export.onnxruntime_network'}
+
+
+def check_runtime(runtime):
+    """Raise a UsageError naming ``runtime`` unless it is one of ``RUNTIMES``."""
+    if not isinstance(runtime, str) or runtime not in RUNTIMES:
+        raise errors.UsageError(f'runtime: expected one of {RUNTIMES}, got {runtime!r}')
+
+
+def run_network(model, x, runtime='cvzoo'):
+    """``model.forward(x)``, computed by ``runtime``.
+
+    Args:
+        model: a model whose ``forward`` takes the prepared (B, 3, H, W) batch alone.
+        x (array): the batch, on the model's device.
+        runtime (str): one of ``RUNTIMES``.
+
+    Returns:
+        what ``model.forward(x)`` returns (Variables on the model's device).
+
+    Raises:
+        cvzoo.errors.UsageError: an unknown runtime, a runtime that is not installed, or
+            a network that cannot be exported to it (the message says which).
+    """
+    check_runtime(runtime)
+    if runtime == 'cvzoo':
+        return model.forward(x)
+    return importlib.import_module(_RUNNER_MODULES[runtime]).run(model, x)
