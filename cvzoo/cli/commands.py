@@ -5,7 +5,7 @@ import os
 from cvzoo import errors
 from cvzoo import models as zoo_api
 from cvzoo.cli import predict_output
-from cvzoo.models import zoo
+from cvzoo.models import embedded, zoo
 
 
 def _model_class(name):
@@ -88,7 +88,12 @@ def markdown_table(rows):
 
 
 def predict_command(args):
-    """Run a model on images; print the results and optionally draw them."""
+    """Run a model on images; print the results and optionally draw them.
+
+    With no ``--model`` it runs the detector shipped with cvzoo
+    (``embedded.SHIPPED_WEIGHTS``), and with no IMAGE the sample picture shipped with it.
+    """
+    _fill_predict_defaults(args)
     _check_predict_arguments(args)
     model = zoo_api.get_model(args.model, pretrained_model=args.pretrained_model)
     model.to_device(args.device)
@@ -97,6 +102,20 @@ def predict_command(args):
         out = _out_path(args.out, path, len(args.images))
         predict_output.PRINTERS[task](model, path, args, out)
     return 0
+
+
+def _fill_predict_defaults(args):
+    """No --model: the shipped detector; no IMAGE: the shipped sample picture."""
+    if args.model is None:
+        if args.pretrained_model is not None:
+            raise errors.UsageError(f'--pretrained-model {args.pretrained_model}: give the '
+                                    'model it is for with --model')
+        args.model, args.pretrained_model = embedded.SHIPPED_WEIGHTS
+    elif args.pretrained_model is None:
+        raise errors.UsageError(f'--pretrained-model: required with --model {args.model} '
+                                '(a weight key, see `cvzoo models`, or a file)')
+    if not args.images:
+        args.images = [embedded.sample_image_path()]
 
 
 def _check_predict_arguments(args):

@@ -5,7 +5,7 @@
     cvzoo download MODEL KEY [--format safetensors]
     cvzoo download --forget MODEL KEY
     cvzoo download --all --to DIR [--model MODEL]
-    cvzoo predict IMAGE... --model NAME --pretrained-model KEY [--device D] [--topk K] [--out PNG]
+    cvzoo predict [IMAGE...] [--model NAME --pretrained-model KEY] [--device D] [--topk K] [--out PNG]
     cvzoo export MODEL --pretrained-model KEY --format onnx --out FILE [--size H W]
 """
 
@@ -47,11 +47,15 @@ def _parser():
                         'source, licence, scores, files and hashes, preprocessing, and the '
                         'command that reproduces the score')
 
-    predict = sub.add_parser('predict', help='run a pretrained model on images')
-    predict.add_argument('images', nargs='+', metavar='IMAGE')
-    predict.add_argument('--model', required=True, help='registry name, e.g. resnet50')
-    predict.add_argument('--pretrained-model', required=True,
-                         help='a weight key of the model (see `cvzoo models`) or a file path')
+    predict = sub.add_parser('predict', help='run a pretrained model on images (by default '
+                             'the detector shipped with cvzoo on its sample picture)')
+    predict.add_argument('images', nargs='*', metavar='IMAGE',
+                         help="default: the sample picture shipped with cvzoo (Darknet's dog.jpg)")
+    predict.add_argument('--model', default=None, help='registry name, e.g. resnet50 '
+                         '(default: yolo_fastest_xl, shipped with cvzoo)')
+    predict.add_argument('--pretrained-model', default=None,
+                         help='a weight key of the model (see `cvzoo models`) or a file path; '
+                         'required with --model')
     predict.add_argument('--device', type=_device, default='cpu', help="'cpu' or 'cuda:N'")
     predict.add_argument('--topk', type=_positive_int, default=5, help='classes to print (classification)')
     predict.add_argument('--score-thresh', type=float, default=None,
