@@ -2,36 +2,20 @@
 
 import numpy
 
-from cvzoo.evaluators.metrics import _inputs, coco_protocol
+from cvzoo.evaluators.metrics import _inputs, run_length_masks
 from cvzoo.evaluators.metrics import eval_detection_coco as detection_coco
 
 
-def _mask_intersections(pred_masks, gt_masks):
-    """Flat per-image intersection tables and the offset of each image in them."""
-    tables, offsets = [], [0]
-    for i, (pred_mask, gt_mask) in enumerate(zip(pred_masks, gt_masks)):
-        if gt_mask.ndim != 3 or pred_mask.ndim != 3 or pred_mask.shape[1:] != gt_mask.shape[1:]:
-            raise ValueError(f'pred_masks[{i}]: expected an (R, H, W) array of the image size '
-                             f'of gt_masks[{i}] {gt_mask.shape}, got {pred_mask.shape}')
-        # NOTE: float64 products of 0/1 are exact counts for any image size.
-        n_pixel = gt_mask.shape[1] * gt_mask.shape[2]
-        flat_pred = pred_mask.reshape(len(pred_mask), n_pixel).astype(numpy.float64)
-        flat_gt = gt_mask.reshape(len(gt_mask), n_pixel).astype(numpy.float64)
-        tables.append((flat_pred @ flat_gt.T).ravel())
-        offsets.append(offsets[-1] + tables[-1].size)
-    return numpy.concatenate([numpy.zeros(0)] + tables), numpy.array(offsets)
-
-
-def _table_intersection(table, offsets, det_img, det_local, gt_local, n_gt):
-    """Return intersection_fn for coco_protocol.match reading the per-image tables."""
+def _pair_intersection(pred_runs, gt_runs):
+    """Return intersection_fn for coco_protocol.match over all images' masks."""
 
     def intersection(det_idx, gt_idx):
-        img = coco_protocol._take(det_img, det_idx)[:, :, None]
-        flat = (offsets[img] + coco_protocol._take(det_local, det_idx)[:, :, None]
-                * n_gt[img] + coco_protocol._take(gt_local, gt_idx)[:, None, :])
-        valid = (det_idx >= 0)[:, :, None] & (gt_idx >= 0)[:, None, :]
-        return numpy.where(valid, coco_protocol._take(table, numpy.where(valid, flat, -1)),
-                           0.0)
+        det = numpy.broadcast_to(det_idx[:, :, None], det_idx.shape + gt_idx.shape[1:])
+        gt = numpy.broadcast_to(gt_idx[:, None, :], det.shape)
+        valid = (det >= 0) & (gt >= 0)
+        inter = numpy.zeros(det.shape)
+        inter[valid] = pred_runs.intersection(det[valid], gt_runs, gt[valid])
+        return inter
 
     return intersection
 
@@ -42,20 +26,24 @@ def eval_instance_segmentation_coco(pred_masks, pred_labels, pred_scores, gt_mas
 
     Each argument is an iterable with one array per image:
 
-        pred_masks   (R, H, W) bool
+        pred_masks   (R, H, W) bool, or a RunLengthMasks of the image's R masks
         pred_labels  (R,) int      0-based class
         pred_scores  (R,) float
-        gt_masks     (R', H, W) bool
+        gt_masks     (R', H, W) bool, or a RunLengthMasks
         gt_labels    (R',) int
         gt_areas     (R',) float   area for the small/medium/large ranges; None: mask areas
         gt_crowdeds  (R',) bool    crowd regions; None: none
 
+    Masks are compared as runs (:class:`RunLengthMasks`), as pycocotools compares RLEs, so
+    an evaluation of COCO's size fits in memory when the masks come encoded.
+
     Returns:
         dict: the keys of :func:`eval_detection_coco`, computed with mask IoU.
     """
-    pred_masks = [m.astype(bool) for m in _inputs.as_list('pred_masks', pred_masks)]
+    pred_masks = run_length_masks.per_image('pred_masks', pred_masks)
     n_img = len(pred_masks)
-    gt_masks = [m.astype(bool) for m in _inputs.as_list('gt_masks', gt_masks, n_img)]
+    gt_masks = run_length_masks.per_image('gt_masks', gt_masks, n_img)
+    run_length_masks.check_same_sizes(pred_masks, gt_masks)
     pred_labels = _inputs.as_list('pred_labels', pred_labels, n_img)
     pred_scores = _inputs.as_list('pred_scores', pred_scores, n_img)
     gt_labels = _inputs.as_list('gt_labels', gt_labels, n_img)
@@ -63,13 +51,12 @@ def eval_instance_segmentation_coco(pred_masks, pred_labels, pred_scores, gt_mas
     _inputs.check_rows('pred_labels', pred_labels, (), n_pred)
     _inputs.check_rows('pred_scores', pred_scores, (), n_pred)
     _inputs.check_rows('gt_labels', gt_labels, (), n_gt)
-    table, offsets = _mask_intersections(pred_masks, gt_masks)
-    det_area = numpy.concatenate([numpy.zeros(0)] + [m.sum(axis=(1, 2)) for m in pred_masks])
-    gt_mask_area = numpy.concatenate([numpy.zeros(0)] + [m.sum(axis=(1, 2)) for m in gt_masks])
+    pred_runs = run_length_masks.RunLengthMasks.concatenate(pred_masks)
+    gt_runs = run_length_masks.RunLengthMasks.concatenate(gt_masks)
+    det_area = pred_runs.area.astype(numpy.float64)
+    gt_mask_area = gt_runs.area.astype(numpy.float64)
     det_img = numpy.repeat(numpy.arange(n_img), n_pred)
     gt_img = numpy.repeat(numpy.arange(n_img), n_gt)
-    det_local = numpy.concatenate([numpy.zeros(0, int)] + [numpy.arange(n) for n in n_pred])
-    gt_local = numpy.concatenate([numpy.zeros(0, int)] + [numpy.arange(n) for n in n_gt])
     gt_area = gt_mask_area
     if gt_areas is not None:
         gt_areas = _inputs.as_list('gt_areas', gt_areas, n_img)
@@ -80,8 +67,7 @@ def eval_instance_segmentation_coco(pred_masks, pred_labels, pred_scores, gt_mas
         gt_crowdeds = _inputs.as_list('gt_crowdeds', gt_crowdeds, n_img)
         _inputs.check_rows('gt_crowdeds', gt_crowdeds, (), n_gt)
         gt_crowd = _inputs.flatten(gt_crowdeds, bool)[0]
-    intersection_fn = _table_intersection(table, offsets, det_img, det_local, gt_local,
-                                          numpy.array(n_gt + [0]))
+    intersection_fn = _pair_intersection(pred_runs, gt_runs)
     return detection_coco.evaluate(
         det_img, _inputs.flatten(pred_labels, numpy.int64)[0],
         _inputs.flatten(pred_scores, numpy.float64)[0], det_area, gt_img,
