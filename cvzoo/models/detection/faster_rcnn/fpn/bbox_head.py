@@ -5,10 +5,10 @@ import numpy
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import initializers
-from cvzoo.models.detection import detector
+from cvzoo.models.detection.faster_rcnn.fpn import level_roi_align
 
 
-class FPNBboxHead(L.Chain):
+class FPNBboxHead(L.Chain, level_roi_align.LevelRoIAlign):
     """Per-class offsets and class scores of RoIs on an FPN (ChainerCV's ``BboxHead``).
 
     A RoI of side s = sqrt(w h) goes to level ``floor(log2(s / 224)) + 2`` clipped to the
@@ -22,10 +22,7 @@ class FPNBboxHead(L.Chain):
         in_channels (int): channels of the FPN's maps.
     """
 
-    canonical_level = 2
-    canonical_scale = 224
     roi_size = 7
-    sampling_ratio = 2
 
     def __init__(self, n_class, scales, in_channels=256):
         super().__init__()
@@ -48,41 +45,10 @@ class FPNBboxHead(L.Chain):
             self.loc = L.Linear(1024, n_class * 4, initialW=initializers.Normal(0.001))
             self.conf = L.Linear(1024, n_class, initialW=initializers.Normal(0.01))
 
-    def distribute(self, rois):
-        """(R,) int32 level of each RoI (in input pixels)."""
-        xp = self.xp
-        size = xp.sqrt(xp.prod(rois[:, 2:] - rois[:, :2], axis=1))
-        level = xp.floor(xp.log2(size / self.canonical_scale + 1e-6)).astype(numpy.int32)
-        return xp.clip(level + self.canonical_level, 0, len(self.scales) - 2)
-
     def forward(self, hs, rois, roi_indices):
         """FPN maps and (R, 4) RoIs -> (R, n_class * 4) offsets and (R, n_class) scores,
-        in the RoIs' order.
-
-        The RoIs are grouped by level with one stable sort; the group sizes and the
-        range of ``roi_indices`` are read back in one transfer (one host sync on a GPU,
-        not one per level).
-        """
-        xp = self.xp
-        if len(rois) == 0:
-            h = xp.zeros((0, self.fc1.W.shape[1]), numpy.float32)
-        else:
-            level = self.distribute(rois)
-            order = xp.argsort(level, kind='stable')
-            counts, bounds = detector.to_host(
-                xp.bincount(level, minlength=len(self.scales) - 1),
-                xp.stack((roi_indices.min(), roi_indices.max())))
-            index_range = tuple(int(bound) for bound in bounds)
-            stops = numpy.cumsum(counts).tolist()
-            pooled = []
-            for index, (start, stop) in enumerate(zip([0, *stops], stops)):
-                if start == stop:
-                    continue
-                members = order[start:stop]
-                pooled.append(F.roi_align_2d(
-                    hs[index], rois[members], roi_indices[members], self.roi_size,
-                    self.scales[index], self.sampling_ratio, index_range=index_range))
-            h = F.concat(pooled, axis=0)[xp.argsort(order)]
-            h = F.reshape(h, (len(rois), -1))
+        in the RoIs' order (pooled by :meth:`LevelRoIAlign.pool`)."""
+        h = self.pool(hs, rois, roi_indices)
+        h = F.reshape(h, (len(rois), int(numpy.prod(h.shape[1:]))))
         h = F.relu(self.fc2(F.relu(self.fc1(h))))
         return self.loc(h), self.conf(h)

@@ -1,0 +1,63 @@
+"""MaskHead: Mask R-CNN's mask branch on an FPN (He et al., ICCV 2017, figure 4 right)."""
+
+import numpy
+
+import cvzoo.core.functions as F
+import cvzoo.core.links as L
+from cvzoo.core import initializers
+from cvzoo.models.classification.vgg import conv2d_activ
+from cvzoo.models.detection.faster_rcnn.fpn import level_roi_align
+
+
+class MaskHead(L.Chain, level_roi_align.LevelRoIAlign):
+    """Per-class mask logits of RoIs on an FPN (ChainerCV's ``MaskHead``, its names).
+
+    Each RoI is pooled from the level of its size by RoIAlign (14 x 14 bins, 2 x 2
+    samples per bin, no half-pixel shift; see :class:`LevelRoIAlign`), then goes through
+    ``conv1`` ... ``conv4`` (3 x 3, 256, ReLU), ``conv5`` (2 x 2 deconvolution of stride
+    2, ReLU) and ``seg`` (1 x 1, one channel per class): (R, n_class, 28, 28) logits.
+
+    Args:
+        n_class (int): classes including the background.
+        scales (tuple of float): feature pixels per input pixel of each level.
+        in_channels (int): channels of the FPN's maps.
+    """
+
+    roi_size = 14
+
+    def __init__(self, n_class, scales, in_channels=256):
+        super().__init__()
+        self.scales = tuple(scales)
+        init = {'initialW': initializers.HeNormal(1, fan_option='fan_out')}
+        with self.init_scope():
+            for i, channels in enumerate((in_channels, 256, 256, 256), start=1):
+                setattr(self, f'conv{i}',
+                        conv2d_activ.Conv2DActiv(channels, 256, 3, 1, 1, **init))
+            self.conv5 = L.Deconvolution2D(256, 256, 2, stride=2, **init)
+        self.reset_classes(n_class)
+
+    @property
+    def segm_size(self):
+        """Side of the predicted masks (twice the pooled size)."""
+        return 2 * self.roi_size
+
+    def reset_classes(self, n_class):
+        """(Re-)make ``seg`` (He normal, fan out) for ``n_class`` classes."""
+        if hasattr(self, 'seg'):
+            delattr(self, 'seg')
+        self.n_class = n_class
+        with self.init_scope():
+            self.seg = L.Convolution2D(256, n_class, 1,
+                                       initialW=initializers.HeNormal(1, fan_option='fan_out'))
+
+    def forward(self, hs, rois, roi_indices):
+        """FPN maps and (R, 4) RoIs (input pixels) -> (R, n_class, 28, 28) mask logits,
+        in the RoIs' order."""
+        if len(rois) == 0:
+            return self.xp.zeros((0, self.n_class, self.segm_size, self.segm_size),
+                                 numpy.float32)
+        h = self.pool(hs, rois, roi_indices)
+        for i in range(1, 5):
+            h = getattr(self, f'conv{i}')(h)
+        h = F.relu(self.conv5(h))
+        return self.seg(h)
