@@ -112,7 +112,7 @@ def get_model(name: str, pretrained_model=None, **kwargs):
     """
     cls, _ = _model_class(name)
     config = trained_model.read_model_config(pretrained_model)
-    if config is None:
+    if config is None or config['name'] is None:  # weights only (or a cfg model's file)
         return cls(pretrained_model=pretrained_model, **kwargs)
     if config['name'] != name:
         raise ValueError(f'pretrained_model: {pretrained_model} holds a trained '

@@ -1,11 +1,14 @@
 """A trained model's own file: its weights plus what is needed to rebuild it.
 
 A model trained on your own data differs from the zoo's in its class count, names and
-input size. ``save_trained_model`` stores them beside the parameters (one extra key,
-``__cvzoo_model__``, a JSON text), so that
-``get_model(name, pretrained_model='result/model_final.npz')`` and
+input size, and a detector fine-tuned from inclusive-box weights keeps their box
+convention (:mod:`cvzoo.models.detection.box_convention`). ``save_trained_model``
+stores them beside the parameters (one extra key, ``__cvzoo_model__``, a JSON text), so
+that ``get_model(name, pretrained_model='result/model_final.npz')`` and
 ``cvzoo predict IMG --model NAME --pretrained-model result/model_final.npz`` rebuild the
-right model with no further arguments.
+right model with no further arguments. Loading the file into a model in any way
+(``zoo.load_weights``, a constructor's ``pretrained_model=``) sets its box convention
+(:func:`restore_box_convention`).
 """
 
 import json
@@ -15,6 +18,7 @@ import zipfile
 import numpy
 
 from cvzoo.core.serializers import atomic_write, dictionary
+from cvzoo.models import weights_schema
 
 MODEL_CONFIG_KEY = '__cvzoo_model__'
 
@@ -22,10 +26,15 @@ MODEL_CONFIG_KEY = '__cvzoo_model__'
 def save_trained_model(model, path, model_name, **kwargs):
     """Save ``model``'s parameters and the arguments that rebuild it, atomically.
 
+    The file also records the model's ``label_names`` and, for a detector, its
+    ``box_convention``.
+
     Args:
         model (Link): the trained model.
         path (str): the .npz to write.
-        model_name (str): its registry name (e.g. ``'ssd_tiny'``).
+        model_name (str or None): its registry name (e.g. ``'ssd_tiny'``); None for a
+            model the registry cannot rebuild (one built from a Darknet cfg), whose file
+            ``get_model`` then reads as weights only.
         **kwargs: constructor arguments besides ``pretrained_model`` (JSON values), e.g.
             ``n_fg_class=3, insize=64``.
     """
@@ -33,7 +42,8 @@ def save_trained_model(model, path, model_name, **kwargs):
     model.serialize(serializer)
     label_names = getattr(model, 'label_names', None)
     config = {'name': model_name, 'kwargs': kwargs,
-              'label_names': None if label_names is None else list(label_names)}
+              'label_names': None if label_names is None else list(label_names),
+              'box_convention': getattr(model, 'box_convention', None)}
     text = numpy.frombuffer(json.dumps(config).encode(), dtype=numpy.uint8)
     with atomic_write.atomic_write(path) as tmp_path, open(tmp_path, 'wb') as handle:
         numpy.savez_compressed(handle, **serializer.target, **{MODEL_CONFIG_KEY: text})
@@ -47,6 +57,38 @@ def read_model_config(path):
         with numpy.load(path, allow_pickle=False) as archive:
             if MODEL_CONFIG_KEY not in archive.files:
                 return None
-            return json.loads(archive[MODEL_CONFIG_KEY].tobytes().decode())
+            return parse_model_config(archive[MODEL_CONFIG_KEY])
     except (OSError, ValueError, EOFError, zipfile.BadZipFile):
         return None  # not a readable npz: the weight loader names the file in its error
+
+
+def parse_model_config(text):
+    """The config of a ``__cvzoo_model__`` array (uint8 bytes of a JSON text), as a dict.
+
+    >>> parse_model_config(numpy.frombuffer(b'{"name": null}', dtype=numpy.uint8))
+    {'name': None}
+    """
+    return json.loads(numpy.asarray(text).tobytes().decode())
+
+
+def restore_box_convention(model, config, path):
+    """Give ``model`` the box convention its trained file records, if it records one.
+
+    Args:
+        model (Link): the model the file's parameters were loaded into.
+        config (dict): the file's config (:func:`parse_model_config`); files written
+            before conventions were recorded, and models without one (classifiers),
+            leave the model as it is.
+        path (str): the file, named in the error.
+
+    Raises:
+        ValueError: the file records a convention that is not one of
+            ``weights_schema.BOX_CONVENTIONS``.
+    """
+    box_convention = config.get('box_convention')
+    if box_convention is None:
+        return
+    if box_convention not in weights_schema.BOX_CONVENTIONS:
+        raise ValueError(f'box_convention: {path} records {box_convention!r}, not one of '
+                         f'{weights_schema.BOX_CONVENTIONS}')
+    model.box_convention = box_convention

@@ -142,6 +142,9 @@ def _load_converted(model, path, source, source_sha256):
     converted, save_conversion = conversion_cache.converted_arrays(model, path, source,
                                                                   source_sha256)
     arrays = dict(converted)
-    arrays.pop(trained_model.MODEL_CONFIG_KEY, None)
+    config = arrays.pop(trained_model.MODEL_CONFIG_KEY, None)
     dictionary.DictionaryDeserializer(arrays, '', True, path).load(model)
+    if config is not None:  # a trained model's file: it also records its box convention
+        trained_model.restore_box_convention(
+            model, trained_model.parse_model_config(config), path)
     save_conversion()

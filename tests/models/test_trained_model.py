@@ -1,3 +1,5 @@
+import json
+
 import numpy
 import pytest
 
@@ -51,3 +53,31 @@ def test_truncated_trained_model_names_the_file(tmp_path, cut):
     (tmp_path / 'cut.npz').write_bytes(data[:int(len(data) * cut)])
     with pytest.raises(errors.CorruptFileError, match=r'cut\.npz'):
         get_model('small_cnn', pretrained_model=str(tmp_path / 'cut.npz'), n_class=3)
+
+
+def test_unknown_recorded_box_convention_names_the_file(tmp_path):
+    model = get_model('ssd_tiny', n_fg_class=2)
+    model.box_convention = 'pixel'
+    save_trained_model(model, tmp_path / 'odd.npz', 'ssd_tiny', n_fg_class=2)
+    with pytest.raises(ValueError, match=r"odd\.npz records 'pixel'"):
+        get_model('ssd_tiny', pretrained_model=str(tmp_path / 'odd.npz'))
+
+
+def test_files_without_a_box_convention_leave_the_models_own(tmp_path):
+    """Files written before the convention was recorded, and classifiers' files."""
+    model = get_model('ssd_tiny', n_fg_class=2)
+    save_trained_model(model, tmp_path / 'old.npz', 'ssd_tiny', n_fg_class=2)
+    with numpy.load(tmp_path / 'old.npz') as archive:
+        arrays = dict(archive)
+    config = read_model_config(tmp_path / 'old.npz')
+    del config['box_convention']
+    arrays['__cvzoo_model__'] = numpy.frombuffer(json.dumps(config).encode(), numpy.uint8)
+    numpy.savez(tmp_path / 'old.npz', **arrays)
+    assert get_model('ssd_tiny', pretrained_model=str(tmp_path / 'old.npz')).box_convention \
+        == 'continuous'
+    classifier = get_model('small_cnn', n_class=2)
+    classifier(numpy.zeros((1, 3, 32, 32), numpy.float32))
+    save_trained_model(classifier, tmp_path / 'cnn.npz', 'small_cnn', n_class=2)
+    assert read_model_config(tmp_path / 'cnn.npz')['box_convention'] is None
+    assert not hasattr(get_model('small_cnn', pretrained_model=str(tmp_path / 'cnn.npz')),
+                       'box_convention')

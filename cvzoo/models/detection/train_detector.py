@@ -11,7 +11,6 @@ import math
 import os
 
 from cvzoo.core.communicators import data_parallel
-from cvzoo.core.serializers import npz
 from cvzoo.core.training import convert
 from cvzoo.core.training import trainer as trainer_module
 from cvzoo.core.training.extensions import (
@@ -59,7 +58,10 @@ def train_detector(model, optimizer, dataset, label_names, *, out, batchsize,
         resume (bool): continue from the latest snapshot in ``out``.
         model_name (str or None): the registry name saved with the weights, so that
             ``get_model(model_name, pretrained_model=...)`` rebuilds the model; None
-            saves the parameters only (a model the registry cannot rebuild).
+            for a model the registry cannot rebuild (one built from a Darknet cfg).
+            Either way the file records the label names and the model's
+            ``box_convention``, which loading the file restores (see
+            :mod:`cvzoo.models.trained_model`).
         model_kwargs (dict or None): further constructor arguments saved with the
             weights (``n_fg_class`` is always saved).
 
@@ -101,10 +103,6 @@ def train_detector(model, optimizer, dataset, label_names, *, out, batchsize,
     trainer.run()
     if comm is not None and comm.rank != 0:
         return None
-    final = os.path.join(out, 'model_final.npz')
-    if model_name is None:
-        npz.save_npz(final, model)
-    else:
-        save_trained_model(model, final, model_name, n_fg_class=len(label_names),
-                           **(model_kwargs or {}))
+    save_trained_model(model, os.path.join(out, 'model_final.npz'), model_name,
+                       n_fg_class=len(label_names), **(model_kwargs or {}))
     return trainer

@@ -121,21 +121,24 @@ class MultiboxCoder(L.Link):
         overlapping = iou[best, xp.arange(len(bbox))] > 1e-6
         index[best[overlapping]] = xp.arange(len(bbox))[overlapping]
         positive = index >= 0
-        mb_loc = self._encode_loc(bbox[xp.maximum(index, 0)])
+        mb_loc = self.encode_loc(bbox[xp.maximum(index, 0)])
         mb_loc[~positive] = 0
         mb_label = xp.where(positive, xp.asarray(label)[xp.maximum(index, 0)] + 1, 0)
         return mb_loc.astype(numpy.float32), mb_label.astype(numpy.int32)
 
-    def _encode_loc(self, bbox):
-        """(K, 4) corner boxes matched to the anchors -> (K, 4) regressions."""
+    def encode_loc(self, bbox):
+        """Corner boxes (..., K, 4), one per anchor -> regressions (..., K, 4).
+
+        The inverse of :meth:`decode_bbox`.
+        """
         xp = backend.get_array_module(bbox)
         anchor = self.default_bbox
         # NOTE: a degenerate box would give log(0); its size is floored at 1e-6 pixels.
-        size = xp.maximum(bbox[:, 2:] - bbox[:, :2], 1e-6)
-        center = (bbox[:, :2] + bbox[:, 2:]) / 2
+        size = xp.maximum(bbox[..., 2:] - bbox[..., :2], 1e-6)
+        center = (bbox[..., :2] + bbox[..., 2:]) / 2
         return xp.concatenate((
             (center - anchor[:, :2]) / (self.variance[0] * anchor[:, 2:]),
-            xp.log(size / anchor[:, 2:]) / self.variance[1]), axis=1)
+            xp.log(size / anchor[:, 2:]) / self.variance[1]), axis=-1)
 
     def decode_bbox(self, mb_loc):
         """Regressions (..., K, 4) -> boxes (..., K, 4) ``(x_min, y_min, x_max, y_max)``."""

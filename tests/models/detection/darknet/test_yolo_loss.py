@@ -7,7 +7,7 @@ import pytest
 
 from cvzoo.core import optimizers
 from cvzoo.core.variable import Variable
-from cvzoo.models.detection.darknet import yolo_loss
+from cvzoo.models.detection.darknet import train_chain, yolo_loss
 from cvzoo.models.detection.darknet.darknet_detector import DarknetDetector
 from cvzoo.models.detection.darknet.train_chain import YOLOTrainChain
 
@@ -103,3 +103,25 @@ def test_a_few_steps_lower_the_loss(chain, train_batch):
         optimizer.update(chain, *batch)
     assert float(chain(*batch).array) < 0.7 * first
 
+
+
+def test_inclusive_model_trains_on_boxes_a_pixel_shorter(chain, train_batch, monkeypatch):
+    """The head losses of a model whose weights learned inclusive boxes (Yolo-Fastest VOC)
+    get (x_max - 1, y_max - 1), as fractions of the input."""
+    seen = []
+
+    def recording_loss(raw, head, bboxes, labels):
+        seen.append([bbox.copy() for bbox in bboxes])
+        return yolo_loss.yolo_head_loss(raw, head, bboxes, labels)
+
+    monkeypatch.setitem(train_chain.HEAD_LOSSES, 'yolo', recording_loss)
+    x, bboxes, labels = train_batch(1)
+    chain(x, bboxes, labels)
+    n_head = len(seen)
+    chain.model.box_convention = 'inclusive'
+    chain(x, bboxes, labels)
+    for continuous, inclusive in zip(seen[:n_head], seen[n_head:]):
+        for bbox, got_continuous, got_inclusive in zip(bboxes, continuous, inclusive):
+            numpy.testing.assert_allclose(got_continuous * 32, bbox, rtol=1e-6)
+            numpy.testing.assert_allclose(got_inclusive * 32, bbox - [0, 0, 1, 1],
+                                          rtol=1e-6)

@@ -60,3 +60,19 @@ def test_rpn_samples_are_balanced_and_match_torchvisions_thresholds(chain, rng):
     label = xp.array([1] * 300 + [0] * 1000, xp.int32)
     torchvision_train_chain._balanced_sample(xp, label, 256, 0.5)
     assert (label == 1).sum() == 128 and (label == 0).sum() == 128
+
+
+def test_inclusive_model_trains_on_boxes_a_pixel_shorter(chain, rng, monkeypatch):
+    seen = []
+
+    def recording_targets(anchor, bboxes):
+        seen.append([bbox.copy() for bbox in bboxes])
+        return real_targets(anchor, bboxes)
+
+    real_targets = chain._rpn_targets
+    monkeypatch.setattr(chain, '_rpn_targets', recording_targets)
+    monkeypatch.setattr(chain.model, 'box_convention', 'inclusive')
+    x, bboxes, labels = _batch(rng)
+    chain(x, bboxes, labels, [(64, 96), (60, 80)])
+    for bbox, got in zip(bboxes, seen[0]):
+        numpy.testing.assert_array_equal(got, bbox - numpy.float32([0, 0, 1, 1]))

@@ -12,6 +12,7 @@ from cvzoo.models.detection.faster_rcnn import (
     region_proposal_network,
     train_chain,
 )
+from cvzoo.models.detection.faster_rcnn.anchor_target_creator import AnchorTargetCreator
 from cvzoo.models.detection.faster_rcnn.fpn import faster_rcnn_fpn_resnet
 from cvzoo.models.detection.faster_rcnn.proposal_target_creator import ProposalTargetCreator
 
@@ -116,3 +117,23 @@ def test_vgg16_train_chain():
         model, proposal_target_creator=ProposalTargetCreator(n_sample=16))
     x = numpy.random.RandomState(0).randn(2, 3, 64, 96).astype(numpy.float32)
     _check_loss_and_gradients(chain, x, ('rpn_loc', 'rpn_cls', 'roi_loc', 'roi_cls'))
+
+
+def test_inclusive_model_trains_on_boxes_a_pixel_shorter():
+    """A model whose weights learned inclusive boxes gets (x_max - 1, y_max - 1) targets."""
+    seen = []
+
+    class Recording(AnchorTargetCreator):
+        def __call__(self, bbox, anchor, img_size):
+            seen.append(bbox.copy())
+            return super().__call__(bbox, anchor, img_size)
+
+    model = _tiny_faster_rcnn()
+    chain = train_chain.FasterRCNNTrainChain(model, anchor_target_creator=Recording())
+    x = numpy.zeros((2, 3, 64, 96), numpy.float32)
+    chain(x, BBOXES, LABELS)
+    model.box_convention = 'inclusive'
+    chain(x, BBOXES, LABELS)
+    for continuous, inclusive, bbox in zip(seen[:2], seen[2:], BBOXES):
+        numpy.testing.assert_array_equal(continuous, bbox)
+        numpy.testing.assert_array_equal(inclusive, bbox - [0, 0, 1, 1])

@@ -95,3 +95,19 @@ def test_smooth_l1_option_and_argument_check(chain, rng):
     assert numpy.isfinite(smooth(x, BBOXES, LABELS).array)
     with pytest.raises(ValueError, match='bboxes, labels'):
         chain(x, BBOXES[:1], LABELS)
+
+
+def test_inclusive_model_matches_boxes_a_pixel_shorter(chain, monkeypatch):
+    seen = []
+
+    def recording_match(anchor, bbox, fg_thresh, bg_thresh):
+        seen.append(bbox.copy())
+        return real_match(anchor, bbox, fg_thresh, bg_thresh)
+
+    real_match = anchor_matching.match_anchors
+    monkeypatch.setattr(anchor_matching, 'match_anchors', recording_match)
+    monkeypatch.setattr(chain.model, 'box_convention', 'inclusive')
+    chain(numpy.zeros((2, 3, 64, 96), numpy.float32), BBOXES, LABELS)
+    assert len(seen[0])
+    for bbox, got in zip(BBOXES, seen):
+        numpy.testing.assert_array_equal(got, bbox - numpy.float32([0, 0, 1, 1]))

@@ -50,3 +50,31 @@ def test_tiny_chain_loss_and_gradients():
 @pytest.mark.slow
 def test_ssd300_chain_loss_and_gradients():
     _check_chain(ssd.SSD300(n_fg_class=3))
+
+
+def test_inclusive_model_trains_on_boxes_a_pixel_shorter(monkeypatch):
+    """The positive anchors' targets of a model whose weights learned inclusive boxes
+    decode to (x_max - 1, y_max - 1); background anchors keep zero targets."""
+    seen = []
+
+    def recording_loss(mb_locs, mb_confs, gt_mb_locs, gt_mb_labels, k):
+        seen.append(gt_mb_locs)
+        return real_loss(mb_locs, mb_confs, gt_mb_locs, gt_mb_labels, k)
+
+    real_loss = train_chain.multibox_loss.multibox_loss
+    monkeypatch.setattr(train_chain.multibox_loss, 'multibox_loss', recording_loss)
+    numpy.random.seed(0)
+    model = ssd_tiny.SSDTiny(n_fg_class=3)
+    imgs, gt_mb_locs, gt_mb_labels = _batch(model)
+    chain = train_chain.SSDTrainChain(model)
+    chain(imgs, gt_mb_locs, gt_mb_labels)
+    model.box_convention = 'inclusive'
+    chain(imgs, gt_mb_locs, gt_mb_labels)
+    numpy.testing.assert_array_equal(seen[0], gt_mb_locs)
+    positive = gt_mb_labels > 0
+    assert positive.any()
+    shift = model.coder.decode_bbox(seen[1])[positive] - \
+        model.coder.decode_bbox(gt_mb_locs)[positive]
+    numpy.testing.assert_allclose(shift, numpy.broadcast_to([0, 0, -1, -1], shift.shape),
+                                  atol=1e-3)
+    assert not seen[1][~positive].any()
