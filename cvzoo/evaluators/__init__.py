@@ -2,6 +2,8 @@
 
 from cvzoo.evaluators.detection_evaluators import DetectionCOCOEvaluator, DetectionVOCEvaluator
 from cvzoo.evaluators.evaluator import Evaluator
+from cvzoo.evaluators.instance_segmentation_evaluators import (
+    InstanceSegmentationCOCOEvaluator, InstanceSegmentationVOCEvaluator)
 from cvzoo.evaluators.metrics.eval_classification import eval_classification
 from cvzoo.evaluators.metrics.eval_detection_coco import eval_detection_coco
 from cvzoo.evaluators.metrics.eval_detection_voc import (calc_detection_voc_ap,
@@ -14,7 +16,6 @@ from cvzoo.evaluators.metrics.eval_instance_segmentation_voc import (
 from cvzoo.evaluators.metrics.eval_semantic_segmentation import (
     calc_semantic_segmentation_confusion, calc_semantic_segmentation_iou,
     eval_semantic_segmentation)
+from cvzoo.evaluators.metrics.run_length_masks import RunLengthMasks
 from cvzoo.evaluators.segmentation_evaluators import (ClassificationEvaluator,
-                                                      InstanceSegmentationCOCOEvaluator,
-                                                      InstanceSegmentationVOCEvaluator,
                                                       SemanticSegmentationEvaluator)

@@ -3,6 +3,32 @@
 from cvzoo.evaluators import evaluator
 from cvzoo.evaluators.metrics import eval_detection_coco, eval_detection_voc
 
+COCO_PER_CLASS_KEY = 'ap/iou=0.50:0.95/area=all/max_dets=100'
+
+
+def coco_truth_extras(truths, with_crowded, with_area):
+    """``(crowded, area)`` lists (None when absent) of the truths after ``bbox, label``
+    (or ``mask, label``), in the order COCO datasets return them: crowded, then area."""
+    extra = list(truths[2:])
+    crowded = extra.pop(0) if with_crowded else None
+    area = extra.pop(0) if with_area else None
+    return crowded, area
+
+
+def coco_report(owner, result):
+    """The report of a COCO metric's result: the twelve summaries and per-class AP."""
+    report = {k: v for k, v in result.items() if k.startswith(('map/', 'mar/'))}
+    report.update(owner.per_class(COCO_PER_CLASS_KEY, result[COCO_PER_CLASS_KEY]))
+    return report
+
+
+def voc_report(owner, result, suffix=''):
+    """The report of a VOC metric's result: ``'map<suffix>'`` and per-class
+    ``'ap<suffix>/<label name>'``."""
+    report = {f'map{suffix}': result['map']}
+    report.update(owner.per_class(f'ap{suffix}', result['ap']))
+    return report
+
 
 class DetectionVOCEvaluator(evaluator.Evaluator):
     """Evaluate ``bboxes, labels, scores = target.predict(imgs)`` with the VOC metric.
@@ -28,9 +54,7 @@ class DetectionVOCEvaluator(evaluator.Evaluator):
         result = eval_detection_voc.eval_detection_voc(
             pred_bboxes, pred_labels, pred_scores, truths[0], truths[1], gt_difficults,
             use_07_metric=self.use_07_metric)
-        report = {'map': result['map']}
-        report.update(self.per_class('ap', result['ap']))
-        return report
+        return voc_report(self, result)
 
 
 class DetectionCOCOEvaluator(evaluator.Evaluator):
@@ -53,12 +77,7 @@ class DetectionCOCOEvaluator(evaluator.Evaluator):
         self.with_area = with_area
 
     def evaluate_outputs(self, outputs, truths):
-        extra = list(truths[2:])
-        crowded = extra.pop(0) if self.with_crowded else None
-        area = extra.pop(0) if self.with_area else None
+        crowded, area = coco_truth_extras(truths, self.with_crowded, self.with_area)
         result = eval_detection_coco.eval_detection_coco(*outputs, truths[0], truths[1],
                                                          area, crowded)
-        report = {k: v for k, v in result.items() if k.startswith(('map/', 'mar/'))}
-        key = 'ap/iou=0.50:0.95/area=all/max_dets=100'
-        report.update(self.per_class(key, result[key]))
-        return report
+        return coco_report(self, result)

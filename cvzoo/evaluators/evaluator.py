@@ -61,6 +61,7 @@ class Evaluator:
             examples = [tuple(e) for e in batch]
             result = self.target.predict([e[0] for e in examples])
             result = result if isinstance(result, tuple) else (result,)
+            result, examples = self.encode_batch(result, examples)
             if outputs is None:
                 outputs = [[] for _ in result]
                 truths = [[] for _ in examples[0][1:]] if examples else []
@@ -69,6 +70,21 @@ class Evaluator:
             for k, store in enumerate(truths):
                 store.extend(e[1 + k] for e in examples)
         return outputs or [], truths or []
+
+    def encode_batch(self, result, examples):
+        """What of one batch's outputs and examples is kept until the metric runs.
+
+        The default keeps both as they are; an evaluator of large outputs (masks) stores
+        a compact form instead.
+
+        Args:
+            result (tuple): predict()'s fields, a list with one entry per image each.
+            examples (list of tuple): the batch's examples.
+
+        Returns:
+            tuple: ``(result, examples)`` of the same layout.
+        """
+        return result, examples
 
     def evaluate(self):
         """Run the model and return the report dict (keys prefixed by ``prefix``)."""

@@ -1,11 +1,9 @@
-"""Evaluators for semantic segmentation, instance segmentation and classification."""
+"""Evaluators for semantic segmentation and classification."""
 
 import numpy
 
 from cvzoo.evaluators import evaluator
-from cvzoo.evaluators.metrics import (eval_classification, eval_instance_segmentation_coco,
-                                      eval_instance_segmentation_voc,
-                                      eval_semantic_segmentation)
+from cvzoo.evaluators.metrics import eval_classification, eval_semantic_segmentation
 
 
 class SemanticSegmentationEvaluator(evaluator.Evaluator):
@@ -22,36 +20,6 @@ class SemanticSegmentationEvaluator(evaluator.Evaluator):
         report = {key: result[key] for key in ('miou', 'pixel_accuracy', 'mean_class_accuracy')}
         report.update(self.per_class('iou', result['iou']))
         report.update(self.per_class('class_accuracy', result['class_accuracy']))
-        return report
-
-
-class InstanceSegmentationVOCEvaluator(evaluator.Evaluator):
-    """Evaluate ``masks, labels, scores = target.predict(imgs)`` on ``img, mask, label``.
-
-    Report keys: ``'map'`` and ``'ap/<label name>'`` (mask AP at IoU 0.5).
-    """
-
-    name = 'instance_segmentation_voc'
-
-    def evaluate_outputs(self, outputs, truths):
-        result = eval_instance_segmentation_voc.eval_instance_segmentation_voc(
-            *outputs, truths[0], truths[1])
-        report = {'map': result['map']}
-        report.update(self.per_class('ap', result['ap']))
-        return report
-
-
-class InstanceSegmentationCOCOEvaluator(evaluator.Evaluator):
-    """COCO mask AP/AR on ``img, mask, label`` examples; keys as DetectionCOCOEvaluator."""
-
-    name = 'instance_segmentation_coco'
-
-    def evaluate_outputs(self, outputs, truths):
-        result = eval_instance_segmentation_coco.eval_instance_segmentation_coco(
-            *outputs, truths[0], truths[1])
-        report = {k: v for k, v in result.items() if k.startswith(('map/', 'mar/'))}
-        key = 'ap/iou=0.50:0.95/area=all/max_dets=100'
-        report.update(self.per_class(key, result[key]))
         return report
 
 
