@@ -19,7 +19,6 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
 from cvzoo.datasets import registry
 from cvzoo.evaluators import DetectionCOCOEvaluator, DetectionVOCEvaluator
-from cvzoo.models import zoo
 from cvzoo.models.detection import evaluate
 
 
@@ -46,17 +45,14 @@ def main(argv=None):
                         default=None, help='VOC2007 11-point AP (default: the model\'s)')
     args = parser.parse_args(argv)
 
-    model = zoo.get_model(args.model, pretrained_model=args.pretrained_model)
-    model.to_device(args.device)
-    model.use_preset('evaluate')
+    model = evaluate.load_evaluated_model(args.model, args.pretrained_model, args.device)
     data = registry.load_detection_dataset(args.dataset, model.label_names, args.split,
                                            args.limit)
     evaluator = build_evaluator(data, model, args.use_07_metric, args.batchsize)
     start = time.perf_counter()
     report = evaluator.evaluate()
     seconds = time.perf_counter() - start
-    print(f'{args.model} ({args.pretrained_model}): {len(data.dataset)} images in '
-          f'{seconds:.1f} s ({seconds / max(len(data.dataset), 1):.2f} s per image)')
+    print(evaluate.timing_line(args.model, args.pretrained_model, len(data.dataset), seconds))
     if data.protocol == 'voc':
         print(f'VOC metric: {"11-point (VOC2007)" if evaluator.use_07_metric else "all-point"}')
     print(evaluate.format_report(report, data,

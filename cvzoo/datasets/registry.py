@@ -20,6 +20,15 @@ Semantic segmentation (:func:`load_semantic_segmentation_dataset`):
     ade20k-val      ADE20K (SceneParsing) validation (2000 images, 150 classes)
     PATH            a folder holding images/ and labels/ (label PNGs named as the images)
 
+Instance segmentation (:func:`load_instance_segmentation_dataset`):
+
+    coco-val2017    COCO val2017 masks (5000 images, crowd regions and areas; COCO protocol)
+    sbd-val         SBD val (2857 images; VOC protocol, 11-point AP as ChainerCV's FCIS)
+    voc2012-val     PASCAL VOC2012 SegmentationObject val (1449 images; VOC protocol)
+    PATH            a COCO-format json (its images in --data-dir, else in the folder
+                    named as the json without 'instances_' beside or above it, else the
+                    json's folder), or a COCO-layout folder as for detection
+
 Detection training (:func:`load_detection_training_splits`), a train and a test split:
 
     voc07           VOC2007 trainval / VOC2007 test
@@ -32,6 +41,8 @@ validation layout with wnid folder names, or any class folders) or a text file o
 
 >>> sorted(SEGMENTATION_SPLITS)
 ['ade20k-val', 'camvid-test', 'cityscapes-val', 'voc2012-val']
+>>> INSTANCE_SEGMENTATION_SPLITS
+('coco-val2017', 'sbd-val', 'voc2012-val')
 """
 
 import dataclasses
@@ -47,15 +58,20 @@ from cvzoo.datasets.cityscapes.cityscapes_semantic_segmentation_dataset import (
     CityscapesSemanticSegmentationDataset,
 )
 from cvzoo.datasets.coco.coco_bbox_dataset import COCOBboxDataset
+from cvzoo.datasets.coco.coco_instance_segmentation_dataset import (
+    COCOInstanceSegmentationDataset,
+)
 from cvzoo.datasets.image_folder.directory_parsing_label_dataset import (
     DirectoryParsingLabelDataset,
 )
 from cvzoo.datasets.image_folder.image_label_directory_dataset import ImageLabelDirectoryDataset
 from cvzoo.datasets.imagenet.imagenet_label_names import imagenet_wnids
+from cvzoo.datasets.sbd.sbd_instance_segmentation_dataset import SBDInstanceSegmentationDataset
 from cvzoo.datasets.sub_dataset import SubDataset
 from cvzoo.datasets.transform_dataset import TransformDataset
 from cvzoo.datasets.voc.voc_bbox_dataset import VOCBboxDataset
 from cvzoo.datasets.voc.voc_detection_splits import voc_detection_splits
+from cvzoo.datasets.voc.voc_instance_segmentation_dataset import VOCInstanceSegmentationDataset
 from cvzoo.datasets.voc.voc_semantic_segmentation_dataset import VOCSemanticSegmentationDataset
 from cvzoo.utils import image
 
@@ -112,16 +128,16 @@ def _on_model_labels(dataset, label_names, root):
     return TransformDataset(dataset, _LabelMap(lookup)), tuple(label_names)
 
 
-def _coco_folder(root):
+def _coco_folder(root, dataset_class=COCOBboxDataset):
     jsons = sorted((root / 'annotations').glob('instances_*.json'))
     if len(jsons) != 1:
         raise ValueError(f'dataset: {root} is neither a VOC-layout folder (ImageSets/Main/) '
                          f'nor a COCO-layout one with one annotations/instances_<name>.json '
                          f'(found {[p.name for p in jsons]})')
     image_dir = root / jsons[0].stem[len('instances_'):]
-    dataset = COCOBboxDataset.from_json(jsons[0], image_dir if image_dir.is_dir() else root,
-                                        use_crowded=True, return_crowded=True,
-                                        return_area=True)
+    dataset = dataset_class.from_json(jsons[0], image_dir if image_dir.is_dir() else root,
+                                      use_crowded=True, return_crowded=True,
+                                      return_area=True)
     return dataset, 'coco'
 
 
@@ -174,6 +190,85 @@ def load_detection_training_splits(name):
         flags) and the label names.
     """
     return voc_detection_splits(name)
+
+
+INSTANCE_SEGMENTATION_SPLITS = ('coco-val2017', 'sbd-val', 'voc2012-val')
+
+
+@dataclasses.dataclass
+class InstanceSegmentationDataset:
+    """A dataset ready for an instance segmentation evaluator.
+
+    Attributes:
+        dataset: examples ``img, mask, label`` (VOC protocol) or
+            ``img, mask, label, crowded, area`` (COCO protocol).
+        protocol (str): 'voc' or 'coco'.
+        label_names (tuple of str): the class names, label i is name i.
+        name (str): what was asked for, for the printout.
+        use_07_metric (bool or None): the VOC AP the dataset is reported with (True: the
+            11-point VOC2007 AP, False: the area under the curve; None for COCO).
+    """
+
+    dataset: object
+    protocol: str
+    label_names: tuple
+    name: str
+    use_07_metric: bool | None = None
+
+
+def _json_image_dir(json_path):
+    """The image folder of a COCO-format json (see the module docstring)."""
+    folder = json_path.stem[len('instances_'):] if json_path.stem.startswith(
+        'instances_') else json_path.stem
+    for candidate in (json_path.parent.parent / folder, json_path.parent / folder):
+        if candidate.is_dir():
+            return candidate
+    return json_path.parent
+
+
+def _coco_instance_dataset(path, data_dir):
+    if path.is_file():
+        image_dir = pathlib.Path(data_dir) if data_dir else _json_image_dir(path)
+        return COCOInstanceSegmentationDataset.from_json(
+            path, image_dir, use_crowded=True, return_crowded=True, return_area=True)
+    if not path.is_dir():
+        raise ValueError(f'dataset: expected one of {INSTANCE_SEGMENTATION_SPLITS}, a '
+                         f'COCO-format json or a COCO-layout folder, got {str(path)!r}')
+    return _coco_folder(path, COCOInstanceSegmentationDataset)[0]
+
+
+def load_instance_segmentation_dataset(name, label_names=None, data_dir=None, limit=None):
+    """Resolve an instance segmentation ``--dataset`` (see the module docstring).
+
+    Args:
+        name (str): a split name, a COCO-format json or a COCO-layout folder.
+        label_names (sequence of str or None): the model's class names; the dataset's
+            classes are mapped onto them by name (an unknown name is an error).
+        data_dir (str or None): the split's root (None: the dataset's 'auto'), or the
+            image folder of a json.
+        limit (int or None): keep only the first ``limit`` images.
+
+    Raises:
+        ValueError: an unknown name, or a path of neither form.
+    """
+    use_07_metric = None
+    if name == 'coco-val2017':
+        dataset = COCOInstanceSegmentationDataset(
+            data_dir or 'auto', split='val', year='2017', use_crowded=True,
+            return_crowded=True, return_area=True)
+        protocol = 'coco'
+    elif name in ('sbd-val', 'voc2012-val'):
+        if name == 'sbd-val':
+            dataset = SBDInstanceSegmentationDataset(data_dir or 'auto', split='val')
+        else:
+            dataset = VOCInstanceSegmentationDataset(data_dir or 'auto', split='val')
+        protocol, use_07_metric = 'voc', name == 'sbd-val'
+    else:
+        dataset, protocol = _coco_instance_dataset(pathlib.Path(name), data_dir), 'coco'
+    dataset, names = _on_model_labels(dataset, label_names, name)
+    if limit is not None:
+        dataset = SubDataset(dataset, 0, min(int(limit), len(dataset)))
+    return InstanceSegmentationDataset(dataset, protocol, names, name, use_07_metric)
 
 
 @dataclasses.dataclass
