@@ -211,7 +211,7 @@ def _detection_train_batch(model, img):
         return (torchvision_train_chain.FasterRCNNResNet50FPNTrainChain(model),
                 (model.pad_batch([x]), bboxes, labels, [x.shape[1:]]))
     if isinstance(model, faster_rcnn.FasterRCNN):
-        batch = model._stack([x])
+        batch = model.pad_batch([x])
         if model.pad_stride:
             return (faster_rcnn_chain.FasterRCNNFPNTrainChain(model),
                     (batch, bboxes, labels, [x.shape[1:]]))

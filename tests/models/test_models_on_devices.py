@@ -96,7 +96,7 @@ def detection_train_batch(model, img):
         return chain, arguments + ([prepared.shape[1:]],)
     if isinstance(model, FasterRCNN):
         prepared = model.prepare(img)
-        x = model._stack([prepared])
+        x = model.pad_batch([prepared])
         bbox, label = _detection_target(prepared.shape[1:])
         arguments = (device.send(x), [device.send(bbox)], [device.send(label)])
         if isinstance(model, FasterRCNNFPNResNet):

@@ -136,9 +136,6 @@ class FasterRCNN(L.Chain, detector.Detector):
             x[i, :, :img.shape[1], :img.shape[2]] = img
         return x
 
-    # NOTE: the former name, still called by the training script, tests and benchmarks
-    _stack = pad_batch
-
     def detect(self, x, sizes, prepared):
         """Candidate per-class boxes and scores of the batch ``x`` (see :meth:`decode`):
         the RPN and decode() take each image's input scale (:meth:`input_scales`)."""

@@ -213,7 +213,7 @@ def test_fpn_detections_equal_chainercv(chainercv_reference, chainercv_detection
     model.rpn.n_test_pre_nms = model.rpn.n_test_post_nms = N_FPN_ROI
     imgs = [imgs['img0'], imgs['img1']]
     prepared = [model.prepare(img) for img in imgs]
-    x = model._stack(prepared)
+    x = model.pad_batch(prepared)
     numpy.testing.assert_allclose(x, outputs['x'], rtol=0, atol=1e-3)
     img_sizes = [img.shape[1:] for img in imgs]
     scales = model.input_scales(img_sizes, prepared)

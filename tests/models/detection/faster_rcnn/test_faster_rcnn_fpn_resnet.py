@@ -32,7 +32,7 @@ def test_predict_contract(model, sizes):
 
 
 def test_batch_is_padded_to_multiples_of_32(model):
-    x = model._stack([model.prepare(_image(50, 70)), model.prepare(_image(70, 50))])
+    x = model.pad_batch([model.prepare(_image(50, 70)), model.prepare(_image(70, 50))])
     assert x.shape == (2, 3, 96, 96)
     assert (x[0, :, 64:] == 0).all()
 
