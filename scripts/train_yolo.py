@@ -2,8 +2,8 @@
 
     python scripts/train_yolo.py --model yolov3 --dataset voc07+12 --pretrained-model voc0712
     python scripts/train_yolo.py --model yolov2_tiny --dataset voc07+12 --iteration 40000
-    python scripts/train_yolo.py --model yolo_fastest --dataset mydata/ --insize 320 \\
-        --pretrained-model voc --iteration 2000 --batchsize 16 --out result
+    python scripts/train_yolo.py --model yolo_fastest_xl --pretrained-model voc \\
+        --dataset mydata/ --insize 160 --iteration 120 --batchsize 8 --out result
     python scripts/train_yolo.py --cfg my.cfg --dataset mydata/ --iteration 100
     mpiexec -n 4 python scripts/train_yolo.py --communicator mpi ...
 
@@ -33,6 +33,15 @@ from cvzoo.models.detection.train_detector import train_detector
 from cvzoo.models.detection.yolo import augmentation
 
 PARTS = ['main/loss', 'main/loss/xy', 'main/loss/wh', 'main/loss/obj', 'main/loss/cls']
+# zoo models whose constructor takes ``insize``: it is saved with the trained weights
+TAKES_INSIZE = ('yolo_fastest', 'yolo_fastest_xl')
+
+
+def _model_kwargs(args):
+    """Constructor arguments saved in model_final.npz besides the class count."""
+    if args.insize and not args.cfg and args.model in TAKES_INSIZE:
+        return {'insize': args.insize}
+    return {}
 
 
 def _model(args, n_fg_class):
@@ -41,7 +50,7 @@ def _model(args, n_fg_class):
                                                  n_fg_class=n_fg_class)
     else:
         model = zoo.get_model(args.model, pretrained_model=args.pretrained_model,
-                              n_fg_class=n_fg_class)
+                              n_fg_class=n_fg_class, **_model_kwargs(args))
     if args.insize:
         model.insize = (args.insize, args.insize)
     return model
@@ -63,7 +72,7 @@ def main(argv=None):
         converter=augmentation.yolo_converter, device=args.device,
         communicator=args.communicator, seed=args.seed, resume=args.resume,
         # a cfg model is rebuilt from its cfg, not the registry: its weights only
-        model_name=None if args.cfg else args.model,
+        model_name=None if args.cfg else args.model, model_kwargs=_model_kwargs(args),
         guard=fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False))
     if trainer is None:  # not rank 0
         return None

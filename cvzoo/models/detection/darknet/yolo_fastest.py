@@ -8,7 +8,7 @@ the ``.cfg`` that describes the network; the model is built from that cfg.
 
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.datasets.voc.voc_label_names import voc_bbox_label_names
-from cvzoo.models import pretrained, weight_files, zoo
+from cvzoo.models import pretrained, trained_model, weight_files, zoo
 from cvzoo.models.detection.darknet import darknet_detector
 
 _REPO = 'https://github.com/dog-qiuqiu/Yolo-Fastest/raw/'
@@ -41,14 +41,26 @@ def _voc_score(value):
                      'Darknet detector map at 320x320')
 
 
-def _init_from_zoo(model, n_fg_class, pretrained_model):
-    """Build ``model`` from the cfg of its zoo entry ('voc' for a file or None), then
-    load and re-make heads."""
+def _init_from_zoo(model, n_fg_class, pretrained_model, insize):
+    """Build ``model`` from the cfg of its zoo entry ('voc' for a file or None), load, and
+    re-make heads; a trained file (``save_trained_model``) gets its own heads first."""
     entry = pretrained.weights_entry(model, pretrained_model) or model.weights['voc']
     cfg_path = weight_files.fetch_file(entry.files[0])  # shipped, cached or downloaded
     darknet_detector.DarknetDetector.__init__(model, cfg_path)
+    if trained_model.read_model_config(pretrained_model) is not None:
+        model._set_n_fg_class(n_fg_class)  # the file holds heads for n_fg_class classes
     pretrained.load_pretrained(model, pretrained_model, n_fg_class, model.n_fg_class, entry,
                                model._set_n_fg_class)
+    if insize is not None:
+        model.insize = _square_size(insize)
+
+
+def _square_size(insize):
+    """(H, W) of an ``insize`` argument: an int side or an (H, W) pair, each > 0."""
+    size = (insize, insize) if isinstance(insize, int) else tuple(insize)
+    if len(size) != 2 or not all(isinstance(s, int) and s > 0 for s in size):
+        raise ValueError(f'insize: expected an int or (H, W) of ints > 0, got {insize!r}')
+    return size
 
 
 @zoo.register('yolo_fastest', task='detection')
@@ -63,14 +75,18 @@ class YoloFastest(darknet_detector.DarknetDetector):
     Args:
         n_fg_class (int or None): a number of classes other than the weights' re-makes
             the two head convolutions.
-        pretrained_model (str or None): a weights key or a local ``.weights`` file
-            (for the 'voc' architecture).
+        pretrained_model (str or None): a weights key, a local ``.weights`` file (for
+            the 'voc' architecture) or a ``model_final.npz`` trained from one
+            (``scripts/train_yolo.py``; its heads have ``n_fg_class`` classes).
+        insize (int, tuple of int or None): the input side, or (H, W), predict() resizes
+            to; None keeps the cfg's (320x320). Smaller is faster, for objects that fill
+            a good part of the picture.
 
     >>> # model = YoloFastest(pretrained_model='voc')
     """
 
-    def __init__(self, n_fg_class=None, pretrained_model=None):
-        _init_from_zoo(self, n_fg_class, pretrained_model)
+    def __init__(self, n_fg_class=None, pretrained_model=None, insize=None):
+        _init_from_zoo(self, n_fg_class, pretrained_model, insize)
 
 
 YoloFastest.weights = {
@@ -98,8 +114,8 @@ class YoloFastestXL(darknet_detector.DarknetDetector):
     >>> # model = YoloFastestXL(pretrained_model='voc')
     """
 
-    def __init__(self, n_fg_class=None, pretrained_model=None):
-        _init_from_zoo(self, n_fg_class, pretrained_model)
+    def __init__(self, n_fg_class=None, pretrained_model=None, insize=None):
+        _init_from_zoo(self, n_fg_class, pretrained_model, insize)
 
 
 YoloFastestXL.weights = {
