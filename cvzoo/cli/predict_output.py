@@ -3,6 +3,7 @@
 import numpy
 
 from cvzoo import datasets, errors
+from cvzoo.utils import bbox as bbox_utils
 from cvzoo.utils import image as image_utils
 from cvzoo.utils import visualize
 
@@ -47,6 +48,29 @@ def detection(model, path, args, out):
         print(f'wrote {out}')
 
 
+def instance_segmentation(model, path, args, out):
+    """Print one line per instance (score, label, box, mask area); draw the masks, boxes,
+    captions and a legend of the instances when ``out`` is given."""
+    model.use_preset('visualize')
+    if args.score_thresh is not None:
+        model.score_thresh = args.score_thresh
+    img = image_utils.read_image(path)
+    masks, labels, scores = model.predict([img])
+    mask, label, score = masks[0], labels[0], scores[0]
+    label_names = getattr(model, 'label_names', None)
+    bbox = bbox_utils.mask_to_bbox(mask)
+    areas = mask.sum(axis=(1, 2))
+    print(f'{path}: {len(mask)} instances')
+    for box, lab, sc, area in zip(bbox, label, score, areas):
+        coords = ', '.join(f'{v:.1f}' for v in box)
+        print(f'  {sc:.3f}  {_name(label_names, int(lab)):<14s} ({coords})  '
+              f'{int(area)} pixels')
+    if out:
+        visualize.vis_instance_segmentation(img, mask, label, score, label_names=label_names,
+                                            out=out, legend=True)
+        print(f'wrote {out}')
+
+
 def semantic_segmentation(model, path, args, out):
     """Print the share of each class; draw the label overlay with a legend when asked."""
     img = image_utils.read_image(path)
@@ -84,5 +108,6 @@ def _known_colors(label_names):
 PRINTERS = {
     'classification': classification,
     'detection': detection,
+    'instance_segmentation': instance_segmentation,
     'semantic_segmentation': semantic_segmentation,
 }

@@ -160,8 +160,12 @@ def vis_semantic_segmentation(img, label, label_names=None, label_colors=None, a
 
 
 def vis_instance_segmentation(img, mask, label=None, score=None, label_names=None, alpha=0.7,
-                              out=None):
+                              out=None, legend=False):
     """Colour each instance mask, outline its box and write its label and score.
+
+    Instance i gets colour i of VOC's palette (without black). Where masks overlap, the
+    pixel takes the colour of the first of them (the best score, as predict() sorts
+    them). The blend is one vectorised step over all pixels.
 
     Args:
         img (array): (3, H, W) RGB in [0, 255].
@@ -171,21 +175,35 @@ def vis_instance_segmentation(img, mask, label=None, score=None, label_names=Non
         label_names (sequence of str or None): names of the class ids.
         alpha (float): opacity of the mask colours.
         out (str or Path or None): also write the result to this PNG.
+        legend (bool): widen the picture with one legend line per instance (its colour,
+            label and score).
 
     Returns:
-        numpy.ndarray: (H, W, 3) uint8.
+        numpy.ndarray: (H, W, 3) uint8, or (H', W + legend width, 3) with the legend.
+
+    >>> mask = numpy.zeros((1, 4, 4), bool); mask[0, 1:3, 1:3] = True
+    >>> vis_instance_segmentation(numpy.zeros((3, 4, 4)), mask, alpha=1.0)[1, 2].tolist()
+    [128, 0, 0]
     """
     mask = numpy.asarray(backend.to_numpy(mask)).astype(bool)
     if mask.ndim != 3:
         raise ValueError(f'mask: expected an (R, H, W) array, got shape {mask.shape}')
-    palette = voc_colormap(256)[1:].astype(numpy.float32)
-    canvas = numpy.asarray(_to_pil(img), numpy.float32).copy()
-    for index, instance in enumerate(mask):  # one blend per instance, vectorised over pixels
-        color = palette[index % len(palette)]
-        canvas[instance] = (1 - alpha) * canvas[instance] + alpha * color
+    label = None if label is None else backend.to_numpy(label)
+    score = None if score is None else backend.to_numpy(score)
+    for name, array in (('label', label), ('score', score)):
+        if array is not None and len(array) != len(mask):
+            raise ValueError(f'{name}: expected {len(mask)} entries like mask, got {len(array)}')
+    palette = voc_colormap(256)[1:]
+    colors = palette[numpy.arange(len(mask)) % len(palette)]
+    base = numpy.asarray(_to_pil(img), numpy.float32)
+    covered = mask.any(axis=0)
+    first = mask.argmax(axis=0)  # the first instance covering each pixel
+    painted = (1 - alpha) * base + alpha * colors.astype(numpy.float32)[first]
+    canvas = numpy.where(covered[:, :, None], painted, base)
     pil_img = Image.fromarray(numpy.clip(numpy.rint(canvas), 0, 255).astype(numpy.uint8))
-    bbox = mask_to_bbox(mask)
-    colors = [palette[i % len(palette)].astype(int) for i in range(len(mask))]
     captions = [_caption(label, score, label_names, i) for i in range(len(mask))]
-    _draw_boxes(ImageDraw.Draw(pil_img), bbox, colors, captions)
+    _draw_boxes(ImageDraw.Draw(pil_img), mask_to_bbox(mask), colors, captions)
+    if legend:
+        pil_img = _add_legend(pil_img, [(caption or str(i), color) for i, (caption, color)
+                                        in enumerate(zip(captions, colors))])
     return _finish(pil_img, out)
