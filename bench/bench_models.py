@@ -14,7 +14,10 @@ measures is in model_workloads.py:
 - detection: the 500x375 image ../shared/data/images/voc2007_test/000456.jpg, predict()
   with the 'visualize' and 'evaluate' presets and the time of the detector's
   ``decode()`` + ``suppress()`` (decoding and NMS) inside it;
-- semantic_segmentation (or ``segmentation``): a 360x480 CamVid test image.
+- semantic_segmentation (or ``segmentation``): a 360x480 CamVid test image;
+- instance_segmentation: the detection image, predict() with both presets and the time
+  of the model's ``paste_masks()`` (the mask paste) inside it; a training iteration
+  where the bench knows the model's train chain (instance_segmentation_workloads.py).
 
 Models run with random weights unless their files are in the local weights mirror
 (``$CVZOO_WEIGHTS_MIRROR``, default ../shared/data/weights when it exists). A model that
@@ -23,9 +26,13 @@ and load average; ``--write-docs`` also puts it with the command into its task's
 the "Models" section of docs/benchmarks.md.
 
     OPENBLAS_NUM_THREADS=1 python bench/bench_models.py --task detection [--models ssd300]
-        [--runs 3] [--timeout 3600] [--no-train] [--write-docs [--docs PATH]]
+        [--runs 3] [--timeout 3600] [--no-train] [--small] [--write-docs [--docs PATH]]
 
-A task is added in model_workloads.WORKLOADS and with a table function in TABLES.
+``--small`` builds each model small (as the tests do, random weights): a smoke run of
+the bench itself, not a measurement.
+
+A task is added in model_workloads.WORKLOADS (or a module of its own, see
+:func:`_workloads`) and with a table function in TABLES.
 """
 
 import argparse
@@ -40,30 +47,47 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOCS = ROOT / 'docs' / 'benchmarks.md'
 DEFAULT_MIRROR = ROOT.parent / 'shared' / 'data' / 'weights'
-TASKS = ('classification', 'detection', 'semantic_segmentation')
+TASKS = ('classification', 'detection', 'semantic_segmentation', 'instance_segmentation')
 TASK_ALIASES = {'segmentation': 'semantic_segmentation'}
 TITLES = {'classification': 'Classification', 'detection': 'Detection',
-          'semantic_segmentation': 'Semantic segmentation'}
+          'semantic_segmentation': 'Semantic segmentation',
+          'instance_segmentation': 'Instance segmentation'}
 ERROR_CHARS = 300  # of an error message shown in a table
 
 
-def _child(name, task, part, runs):
-    """Measure ``part`` ('predict' or 'train') of ``name``; print one JSON line."""
-    import model_workloads  # beside this file; only the child needs cvzoo's models
+def _workloads(task):
+    """The task's ``{'predict': f, 'train': f}`` (only the child imports cvzoo's models).
 
-    workload = model_workloads.WORKLOADS[task][part]
+    Instance segmentation's workloads live in instance_segmentation_workloads.py and take
+    ``small`` as a last argument; the other tasks' in model_workloads.WORKLOADS.
+    """
+    import model_workloads  # beside this file
+
+    if task == 'instance_segmentation':
+        import instance_segmentation_workloads
+
+        return instance_segmentation_workloads.WORKLOADS
+    return model_workloads.WORKLOADS[task]
+
+
+def _child(name, task, part, runs, small=False):
+    """Measure ``part`` ('predict' or 'train') of ``name``; print one JSON line."""
+    import model_workloads
+
+    workload = _workloads(task)[part]
+    extra = (small,) if task == 'instance_segmentation' else ()
     try:
-        result = workload(name, runs) if part == 'predict' else workload(name)
+        result = workload(name, runs, *extra) if part == 'predict' else workload(name, *extra)
     except model_workloads.NoTrainChain as exc:
         result = {'train_note': str(exc)}
     result['peak_mb'] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB
     print(json.dumps(result))
 
 
-def _run_child(name, task, part, runs, timeout, env):
+def _run_child(name, task, part, runs, timeout, env, small=False):
     """The child's result dict, or ``{'error': message}`` when it failed or timed out."""
     command = [sys.executable, __file__, '--child', part, '--models', name, '--task', task,
-               '--runs', str(runs)]
+               '--runs', str(runs)] + (['--small'] if small else [])
     try:
         result = subprocess.run(command, capture_output=True, text=True, env=env,
                                 check=False, timeout=timeout)
@@ -75,15 +99,16 @@ def _run_child(name, task, part, runs, timeout, env):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def measure(name, task, runs, timeout=None, train=True, mirror=None):
+def measure(name, task, runs, timeout=None, train=True, mirror=None, small=False):
     """One row: the predict child's results, and the train child's under ``train``."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [str(ROOT), os.environ.get('PYTHONPATH', '')]))
     if mirror:
         env['CVZOO_WEIGHTS_MIRROR'] = str(mirror)
-    row = {'name': name, 'predict': _run_child(name, task, 'predict', runs, timeout, env)}
+    row = {'name': name,
+           'predict': _run_child(name, task, 'predict', runs, timeout, env, small)}
     if train and task != 'classification' and 'error' not in row['predict']:
-        row['train'] = _run_child(name, task, 'train', runs, timeout, env)
+        row['train'] = _run_child(name, task, 'train', runs, timeout, env, small)
     return row
 
 
@@ -145,10 +170,10 @@ def _post_cell(preset):
     return f'{_seconds(preset["post_seconds"])} ({share})'
 
 
-def detection_table(rows):
-    """Markdown table of detection rows, and notes for '-' cells and failures."""
-    lines = [('| model | weights | params | network input (H x W) | predict(), visualize | '
-              'decode+NMS | predict(), evaluate | decode+NMS | detections (vis / eval) | '
+def _preset_table(rows, post_name, count_name, no_post_note):
+    """Rows of predict() per preset with the share of a post-processing step, and notes."""
+    lines = [(f'| model | weights | params | network input (H x W) | predict(), visualize | '
+              f'{post_name} | predict(), evaluate | {post_name} | {count_name} (vis / eval) | '
               'train iteration, batch 1 | peak RSS (predict / train) |'),
              '| --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: |']
     notes = []
@@ -160,8 +185,7 @@ def detection_table(rows):
         train, train_mb = _train_cells(row, notes)
         vis, ev = result['visualize'], result['evaluate']
         if vis['post_seconds'] is None:
-            notes.append(f'{row["name"]}: predict() calls no decode()/suppress(), so the '
-                         'post-processing share is not measured')
+            notes.append(f'{row["name"]}: {no_post_note}')
         lines.append(
             f'| {row["name"]} | {result["weights"]} | {result["n_param"] / 1e6:.1f} M | '
             f'{result["input"]} | {_seconds(vis["seconds"])} | {_post_cell(vis)} | '
@@ -169,6 +193,20 @@ def detection_table(rows):
             f'{vis["detections"]} / {ev["detections"]} | {train} | '
             f'{result["peak_mb"]:.0f}' + (f' / {train_mb}' if train_mb else ' MB') + ' |')
     return lines, notes
+
+
+def detection_table(rows):
+    """Markdown table of detection rows, and notes for '-' cells and failures."""
+    return _preset_table(rows, 'decode+NMS', 'detections',
+                         'predict() calls no decode()/suppress(), so the post-processing '
+                         'share is not measured')
+
+
+def instance_segmentation_table(rows):
+    """Markdown table of instance segmentation rows (mask-paste share), and notes."""
+    return _preset_table(rows, 'mask paste', 'instances',
+                         'predict() calls no paste_masks() (or found no instance), so the '
+                         'mask-paste share is not measured')
 
 
 def segmentation_table(rows):
@@ -191,7 +229,8 @@ def segmentation_table(rows):
 
 
 TABLES = {'classification': classification_table, 'detection': detection_table,
-          'semantic_segmentation': segmentation_table}
+          'semantic_segmentation': segmentation_table,
+          'instance_segmentation': instance_segmentation_table}
 
 
 def _caption(task, rows, runs, load):
@@ -206,7 +245,12 @@ def _caption(task, rows, runs, load):
                          f'predict() (its share in brackets); {train}, on that image with '
                          '3 ground-truth boxes',
             'semantic_segmentation': f'predict() at batch 1 on {images}; {train}, on the '
-                                     'network input of that image with random labels'}[task]
+                                     'network input of that image with random labels',
+            'instance_segmentation': f'predict() at batch 1 on {images} with each preset; '
+                                     "mask paste is the time of the model's paste_masks() "
+                                     'inside predict() (its share in brackets); '
+                                     f'{train}, on that image with 3 rectangular '
+                                     'ground-truth instances'}[task]
     return (f'{what}. Median of {runs} run{"s" * (runs != 1)} after 1 warm-up, {os.cpu_count()} CPU cores, '
             f'OPENBLAS_NUM_THREADS={threads}, load average {load[0]:.1f} at the start and '
             f'{load[1]:.1f} at the end (1-minute).')
@@ -258,13 +302,15 @@ def main():
     parser.add_argument('--timeout', type=float, default=None,
                         help='seconds per child process (default: none)')
     parser.add_argument('--no-train', action='store_true', help='skip the training iteration')
+    parser.add_argument('--small', action='store_true',
+                        help='build the models small (instance_segmentation; a smoke run)')
     parser.add_argument('--write-docs', action='store_true')
     parser.add_argument('--docs', default=str(DOCS), help='the page --write-docs updates')
     parser.add_argument('--child', choices=('predict', 'train'), help=argparse.SUPPRESS)
     args = parser.parse_args()
     task = TASK_ALIASES.get(args.task, args.task)
     if args.child:
-        _child(args.models[0], task, args.child, args.runs)
+        _child(args.models[0], task, args.child, args.runs, args.small)
         return
     sys.path.insert(0, str(ROOT))
     from cvzoo.utils import paths  # after the path is set
@@ -279,7 +325,8 @@ def main():
     start_load = os.getloadavg()[0]
     rows = []
     for name in names:
-        rows.append(measure(name, task, args.runs, args.timeout, not args.no_train, mirror))
+        rows.append(measure(name, task, args.runs, args.timeout, not args.no_train, mirror,
+                            args.small))
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     body = report(task, rows, args.runs, (start_load, os.getloadavg()[0]))
     print(body)

@@ -79,3 +79,27 @@ def test_mirrored_key_takes_voc_first_and_needs_every_file(tmp_path, monkeypatch
     (tmp_path / entries['voc'].all_files[-1].file_name).unlink()
     assert workloads.mirrored_key('yolo_fastest') == 'coco'
     assert workloads.mirrored_key('ssd_tiny') is None  # no weights entries
+
+
+def test_instance_segmentation_run_of_a_small_fcis():
+    env = dict(os.environ, OPENBLAS_NUM_THREADS='1')
+    result = subprocess.run(
+        [sys.executable, str(BENCH / 'bench_models.py'), '--task', 'instance_segmentation',
+         '--models', 'fcis_resnet101', '--runs', '1', '--small'],
+        capture_output=True, text=True, env=env, check=False, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert 'mask paste' in result.stdout.split('| model |')[1].splitlines()[0]
+    row = next(line for line in result.stdout.splitlines() if line.startswith('| fcis'))
+    cells = [cell.strip() for cell in row.split('|')[1:-1]]
+    assert len(cells) == 11
+    _, weights, params, network_input, vis, vis_paste, ev, ev_paste, instances, train, rss = \
+        cells
+    assert weights == 'random, 2 classes (small)' and network_input == '64x85'
+    assert re.fullmatch(r'\d+\.\d M', params)
+    for total, paste in ((vis, vis_paste), (ev, ev_paste)):
+        assert re.fullmatch(r'\d+(\.\d+)? m?s', total)
+        share = re.fullmatch(r'\d+(\.\d+)? m?s \((<0\.1|\d+\.\d)%\)', paste).group(2)
+        assert share == '<0.1' or 0 < float(share) < 100  # the paste is part of predict()
+    assert re.fullmatch(r'\d+ / \d+', instances)
+    assert train == '-' and re.fullmatch(r'\d+ / \d+ MB', rss)
+    assert '- fcis_resnet101: no training iteration: FCISResNet101' in result.stdout
