@@ -21,6 +21,9 @@ _LOOKUPS_PER_CHUNK = 2 ** 22
 class RunLengthMasks:
     """N instance masks (possibly of different images and sizes) as runs of ones.
 
+    The constructor takes the attributes ``starts``, ``ends``, ``offsets``, ``heights``,
+    ``size`` and, when known, ``bbox`` (else computed from the runs).
+
     Attributes:
         starts, ends: (K,) int64 [start, end) of each run, as positions in the mask's
             column-major flattening (``x * H + y``); sorted per mask.
@@ -41,7 +44,7 @@ class RunLengthMasks:
     [1.0]
     """
 
-    def __init__(self, starts, ends, offsets, heights, size=None):
+    def __init__(self, starts, ends, offsets, heights, size=None, *, bbox=None):
         self.size = None if size is None else tuple(int(v) for v in size)
         self.starts = numpy.asarray(starts, numpy.int64)
         self.ends = numpy.asarray(ends, numpy.int64)
@@ -52,7 +55,8 @@ class RunLengthMasks:
         lengths = self.ends - self.starts
         self._before = numpy.r_[0, numpy.cumsum(lengths)]  # pixels in all earlier runs
         self.area = self._before[self.offsets[1:]] - self._before[self.offsets[:-1]]
-        self.bbox = self._bboxes(n_run)
+        # NOTE: boxes of masks already encoded are passed on (concatenate), not recomputed.
+        self.bbox = self._bboxes(n_run) if bbox is None else numpy.asarray(bbox, numpy.int64)
         # NOTE: one sorted key per run (mask, start) lets one searchsorted serve all masks.
         self._stride = int(self.ends.max(initial=0)) + 1
         self._keys = self._mask_of_run * self._stride + self.starts
@@ -88,7 +92,8 @@ class RunLengthMasks:
         return cls(numpy.concatenate([p.starts for p in parts]),
                    numpy.concatenate([p.ends for p in parts]),
                    numpy.r_[0, numpy.cumsum(n_run)],
-                   numpy.concatenate([p.heights for p in parts]))
+                   numpy.concatenate([p.heights for p in parts]),
+                   bbox=numpy.concatenate([p.bbox for p in parts]))
 
     def to_masks(self, size):
         """Decode every mask to an (N, H, W) bool array of one image size (H, W)."""
