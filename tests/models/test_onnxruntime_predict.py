@@ -1,0 +1,158 @@
+"""predict(..., runtime='onnxruntime') of every registered model against the default path.
+
+Each classifier, semantic segmenter and detector is built small with random weights
+(cvzoo.testing.small_models), its batch normalisations given the statistics of the
+test images (tests/export/batch_statistics.py), and predict() runs on two images of
+different sizes with both runtimes: classifiers' probabilities agree to 1e-4,
+segmenters' label maps are equal wherever cvzoo's best two classes are not within
+1e-3 of each other, detectors' boxes (to 1e-4 of the image side), labels and scores
+(to 1e-4) agree. Models whose own predict() bypasses their family's are listed with the
+reason; the two-stage detectors refuse the runtime with a UsageError.
+"""
+
+import dataclasses
+import inspect
+
+import numpy
+import pytest
+
+import cvzoo.core.functions as F
+from cvzoo import errors
+from cvzoo.core import backend, config
+from cvzoo.models import get_model_class, list_models, model_info
+from cvzoo.models.detection import detector
+from tests.export import batch_statistics
+
+pytest.importorskip('onnxruntime')
+pytest.importorskip('onnx')
+
+TASKS = ('classification', 'semantic_segmentation', 'detection')
+# classifiers run at this side unless their head fixes it (as in test_onnx_registry.py)
+CLASSIFIER_SIDE = {'vgg16': 224, 'resnet152': 64, 'se_resnet152': 64}
+DEFAULT_CLASSIFIER_SIDE = 32
+# predict() of these models is their own and does not call their family's network hook
+OWN_PREDICT = {
+    'pspnet_resnet50': 'sliding windows and flips (pspnet.py)',
+    'pspnet_resnet101': 'sliding windows and flips (pspnet.py)',
+    'deeplab_v3plus_xception65': 'scales and flips (deeplab_v3_plus.py)',
+    'retinanet_resnet50_fpn': 'its own predict (torchvision_resnet_fpn.py)',
+    'fasterrcnn_resnet50_fpn': 'its own predict (torchvision_resnet_fpn.py)',
+    'faster_rcnn_vgg16': 'a two-stage detector (detect() crops RoIs)',
+    'faster_rcnn_fpn_resnet50': 'a two-stage detector (detect() crops RoIs)',
+    'faster_rcnn_fpn_resnet101': 'a two-stage detector (detect() crops RoIs)',
+}
+TWO_STAGE = ('faster_rcnn_vgg16', 'faster_rcnn_fpn_resnet50')
+SLOW = {'vgg16', 'ssd512'}
+TOL = 1e-4
+MARGIN = 1e-3
+IMAGE_SIZES = ((48, 64), (40, 56))
+
+
+def _names():
+    return sorted(name for name in set(list_models()) if model_info(name)['task'] in TASKS)
+
+
+def _cases():
+    for name in _names():
+        if name not in OWN_PREDICT:
+            yield pytest.param(name, id=name,
+                               marks=[pytest.mark.slow] if name in SLOW else [])
+
+
+def _images():
+    rng = numpy.random.RandomState(1)
+    return [rng.uniform(0, 255, (3,) + size).astype(numpy.float32) for size in IMAGE_SIZES]
+
+
+def _network_input(task, model, imgs):
+    """The batch the model's network sees for ``imgs`` (the first image's size)."""
+    prepared = [model.prepare(img) for img in imgs]
+    if task == 'detection':
+        return model.pad_batch(prepared)
+    return numpy.stack([x for x in prepared if x.shape == prepared[0].shape])
+
+
+def _small(task, model, name):
+    if task == 'classification':
+        side = CLASSIFIER_SIDE.get(name, DEFAULT_CLASSIFIER_SIDE)
+        model.preset = dataclasses.replace(model.preset, size=side)
+    if task == 'detection':
+        model.use_preset('evaluate')
+    return model
+
+
+def _score_margins(model, img):
+    """cvzoo's gap between the best two classes of each pixel, at the image's size."""
+    with config.using_config('train', False), config.no_backprop_mode():
+        score = model.forward(model.prepare(img)[None])
+        score = F.resize_images(score, img.shape[1:], align_corners=False).array
+    top = numpy.sort(backend.to_numpy(score)[0, :model.n_class], axis=0)
+    return top[-1] - top[-2]
+
+
+def _canonical_order(bbox, label, score, reference_score):
+    """Detections by decreasing score, those within TOL of their neighbour's score (as
+    ``reference_score`` says) sorted among themselves by label and box, so that the
+    order of near-ties, which rounding may swap, does not count."""
+    gap = numpy.diff(reference_score, prepend=numpy.inf) < -TOL
+    group = numpy.cumsum(gap)
+    return numpy.lexsort((bbox[:, 1], bbox[:, 0], label, group))
+
+
+def _assert_same_detections(want, got, imgs):
+    n_detection = 0
+    for i, img in enumerate(imgs):
+        side = max(img.shape[1:])
+        assert len(got[1][i]) == len(want[1][i]), f'image {i}: detection count'
+        order_want = _canonical_order(want[0][i], want[1][i], want[2][i], want[2][i])
+        order_got = _canonical_order(got[0][i], got[1][i], got[2][i], want[2][i])
+        bbox, label, score = (got[k][i][order_got] for k in range(3))
+        numpy.testing.assert_array_equal(label, want[1][i][order_want],
+                                         err_msg=f'image {i} labels')
+        numpy.testing.assert_allclose(score, want[2][i][order_want], atol=TOL,
+                                      err_msg=f'image {i} scores')
+        numpy.testing.assert_allclose(bbox, want[0][i][order_want], atol=TOL * side,
+                                      err_msg=f'image {i} boxes')
+        n_detection += len(want[1][i])
+    assert n_detection > 0, 'no detection to compare: lower score_thresh'
+
+
+@pytest.mark.parametrize('name', _cases())
+def test_onnxruntime_predict_matches_cvzoo(name, build_small_model):
+    task, model = build_small_model(name)
+    model = _small(task, model, name)
+    imgs = _images()
+    batch_statistics.set_batch_statistics(model, _network_input(task, model, imgs))
+    want = model.predict(imgs)
+    got = model.predict(imgs, runtime='onnxruntime')
+    if task == 'classification':
+        assert got.shape == want.shape and got.dtype == numpy.float32
+        numpy.testing.assert_allclose(got, want, atol=TOL)
+    elif task == 'semantic_segmentation':
+        for i, img in enumerate(imgs):
+            assert got[i].dtype == numpy.int32 and got[i].shape == img.shape[1:]
+            clear = _score_margins(model, img) > MARGIN
+            assert clear.mean() > 0.5, 'too few pixels with a clear best class'
+            numpy.testing.assert_array_equal(got[i][clear], want[i][clear])
+    else:
+        _assert_same_detections(want, got, imgs)
+
+
+@pytest.mark.parametrize('name', sorted(OWN_PREDICT))
+def test_models_with_their_own_predict_take_no_runtime(name):
+    """When one of these gains the runtime argument, move it to the compared models."""
+    assert 'runtime' not in inspect.signature(get_model_class(name).predict).parameters
+
+
+@pytest.mark.parametrize('name', TWO_STAGE)
+def test_two_stage_detectors_refuse_onnxruntime(name, build_small_model):
+    _, model = build_small_model(name)
+    with pytest.raises(errors.UsageError, match='detect'):
+        detector.Detector.predict(model, _images(), runtime='onnxruntime')
+
+
+@pytest.mark.parametrize('runtime', ['onnx', None, 'CVZOO'])
+def test_unknown_runtime_is_named(runtime, build_small_model):
+    _, model = build_small_model('small_cnn')
+    with pytest.raises(errors.UsageError, match='runtime'):
+        model.predict(_images(), runtime=runtime)
