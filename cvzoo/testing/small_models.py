@@ -24,6 +24,8 @@ BUILD_KWARGS = {
     'faster_rcnn_fpn_resnet50': SMALL_RESIZE,
     'faster_rcnn_fpn_resnet101': SMALL_RESIZE,
     'fasterrcnn_resnet50_fpn': SMALL_RESIZE,
+    'mask_rcnn_fpn_resnet50': SMALL_RESIZE,
+    'mask_rcnn_fpn_resnet101': SMALL_RESIZE,
     'retinanet_resnet50_fpn': SMALL_RESIZE,
     'pspnet_resnet50': {'input_size': (64, 64)},
     'pspnet_resnet101': {'input_size': (64, 64)},

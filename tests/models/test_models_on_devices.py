@@ -38,6 +38,10 @@ from cvzoo.models.detection.retinanet.retinanet import RetinaNetResNet50FPN
 from cvzoo.models.detection.retinanet.train_chain import RetinaNetTrainChain
 from cvzoo.models.detection.ssd.ssd import SSD
 from cvzoo.models.detection.ssd.train_chain import SSDTrainChain
+from cvzoo.models.instance_segmentation.mask_rcnn.mask_rcnn_fpn_resnet import MaskRCNNFPNResNet
+from cvzoo.models.instance_segmentation.mask_rcnn.mask_rcnn_train_chain import (
+    MaskRCNNTrainChain,
+)
 from cvzoo.models.segmentation.pspnet.pspnet import PSPNet
 from cvzoo.models.segmentation.pspnet.pspnet_train_chain import PSPNetTrainChain
 from cvzoo.models.segmentation.segmentation_train_chain import SegmentationTrainChain
@@ -107,6 +111,23 @@ def detection_train_batch(model, img):
     raise AssertionError(f'no train chain known for {type(model).__name__}; add it here')
 
 
+def instance_segmentation_train_batch(model, img):
+    """(train chain, its arguments) of one image with one instance (its box filled)."""
+    device = model.device
+    if isinstance(model, MaskRCNNFPNResNet):
+        prepared = model.prepare(img)
+        x = model.pad_batch([prepared])
+        bbox, label = _detection_target(prepared.shape[1:])
+        mask = numpy.zeros((1,) + prepared.shape[1:], bool)
+        x_min, y_min, x_max, y_max = bbox[0].astype(int)
+        mask[0, y_min:y_max, x_min:x_max] = True
+        # masks stay on the host, as the train chain takes them
+        return MaskRCNNTrainChain(model), (device.send(x), [device.send(bbox)],
+                                           [device.send(label)], [mask],
+                                           [prepared.shape[1:]])
+    raise AssertionError(f'no train chain known for {type(model).__name__}; add it here')
+
+
 def segmentation_train_batch(model):
     """(train chain, its arguments): one standardised 64 x 64 image and a random label map
     (-1 ignored)."""
@@ -144,6 +165,8 @@ def train_batch(task, name, model):
         return loss_of, model, arguments
     if task == 'detection':
         chain, arguments = detection_train_batch(model, _image())
+    elif task == 'instance_segmentation':
+        chain, arguments = instance_segmentation_train_batch(model, _image())
     else:
         chain, arguments = segmentation_train_batch(model)
     chain.to_device(model.device)

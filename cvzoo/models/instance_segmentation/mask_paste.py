@@ -104,25 +104,49 @@ def paste_in_boxes(grid, start, length, size, thresh=0.5, *, inclusive=False):
     return masks
 
 
+def bilinear_taps(xp, position, n_out, n_in):
+    """The two input cells and weights of output cells in a bilinear resize of n_in to n_out.
+
+    OpenCV's INTER_LINEAR and PyTorch's ``interpolate(align_corners=False)``: output cell
+    d samples the input at ``s = (d + 0.5) * n_in / n_out - 0.5`` (computed in float64,
+    rounded to float32 as OpenCV does), weight ``1 - f`` on cell ``floor(s)`` and ``f``
+    on the next; samples before the first cell or past the last take that cell.
+
+    Args:
+        xp: the array module.
+        position (array): int output cells d, any shape.
+        n_out, n_in (int or array): output and input lengths (>= 1), broadcast with
+            ``position``.
+
+    Returns:
+        tuple: ``low``, ``high`` (int64 input cells) and ``frac`` (float32 weight of
+        ``high``), each of the broadcast shape.
+
+    >>> low, high, frac = bilinear_taps(numpy, numpy.arange(4), 4, 2)
+    >>> low.tolist(), high.tolist(), frac.tolist()
+    ([0, 0, 0, 1], [1, 1, 1, 1], [0.0, 0.25, 0.75, 0.0])
+    """
+    sample = ((position + 0.5) * (n_in / n_out) - 0.5).astype(numpy.float32)
+    low = xp.floor(sample)
+    frac = sample - low
+    low = low.astype(numpy.int64)
+    outside = (low < 0) | (low >= n_in - 1)
+    frac = xp.where(outside, 0, frac).astype(numpy.float32)
+    low = xp.clip(low, 0, xp.maximum(n_in - 1, 0))
+    high = xp.minimum(low + 1, xp.maximum(n_in - 1, 0))
+    return low, high, frac
+
+
 def _interpolation_matrix(xp, start, length, n_pixel, n_cell):
     """(R, n_pixel, n_cell) float32 bilinear weights of each box's pixels on its cells.
 
     Pixel p of box r (``0 <= p - start[r] < length[r]``) samples its grid at
-    ``s = (p - start + 0.5) * n_cell / length - 0.5``: weight ``1 - f`` on cell
-    ``floor(s)`` and ``f`` on the next, clamped to the first and last cell; rows of
+    ``(p - start + 0.5) * n_cell / length - 0.5`` (:func:`bilinear_taps`); rows of
     pixels outside the box are zero.
     """
     offset = xp.arange(n_pixel)[None, :] - start[:, None]                    # (R, P)
-    safe_length = xp.maximum(length, 1)[:, None]
     inside = (offset >= 0) & (offset < length[:, None])
-    sample = ((offset + 0.5) * (n_cell / safe_length) - 0.5).astype(numpy.float32)
-    low = xp.floor(sample)
-    frac = sample - low
-    low = low.astype(numpy.int64)
-    below, above = low < 0, low >= n_cell - 1
-    frac = xp.where(below | above, 0, frac).astype(numpy.float32)
-    low = xp.clip(low, 0, n_cell - 1)
-    high = xp.minimum(low + 1, n_cell - 1)
+    low, high, frac = bilinear_taps(xp, offset, xp.maximum(length, 1)[:, None], n_cell)
     cell = xp.arange(n_cell)[None, None, :]
     weight = (1 - frac)[:, :, None] * (cell == low[:, :, None]) + \
         frac[:, :, None] * (cell == high[:, :, None])

@@ -184,6 +184,19 @@ class FasterRCNNFPNTrainChain(_TrainChainBase):
         Returns:
             Variable: the 0-d loss.
         """
+        losses, _ = self.box_losses(imgs, bboxes, labels, sizes)
+        return self._report(losses)
+
+    def box_losses(self, imgs, bboxes, labels, sizes=None):
+        """The four losses of a batch (arguments as :meth:`forward`), unreported, and what
+        a further RoI branch needs (Mask R-CNN's mask head).
+
+        Returns:
+            tuple: the losses ``{name: Variable}`` and a dict of ``hs`` (the FPN's maps),
+            and on the host: ``bboxes`` (per image, in the model's box convention),
+            ``sample_roi`` (S, 4), ``sample_index`` (S,) and ``gt_roi_label`` (S,) (0
+            background, else label + 1) of the head's samples.
+        """
         model, xp = self.model, self.xp
         sizes = [imgs.shape[2:]] * len(imgs) if sizes is None else [tuple(s) for s in sizes]
         hs = model.extractor(imgs)
@@ -203,6 +216,8 @@ class FasterRCNNFPNTrainChain(_TrainChainBase):
             int((label >= 0).sum()), 1) for _, label in targets])
         sample_roi, gt_roi_loc, gt_roi_label, sample_index = self._head_samples(
             numpy, rois, roi_indices, bboxes, labels)
+        samples = {'hs': hs, 'bboxes': bboxes, 'sample_roi': sample_roi,
+                   'sample_index': sample_index, 'gt_roi_label': gt_roi_label}
         counts = numpy.bincount(sample_index, minlength=len(imgs)).astype(numpy.float32)
         head_weight = 1 / counts[sample_index]
         (gt_rpn_loc, gt_rpn_label, rpn_weight, rpn_loc_weight, sample_roi, gt_roi_loc,
@@ -217,9 +232,9 @@ class FasterRCNNFPNTrainChain(_TrainChainBase):
         head_conf = F.softmax_cross_entropy(head_confs, gt_roi_label, reduce='no')
         head_loc = _class_loc(head_locs, gt_roi_label, model.head.n_class)
         B = len(imgs)
-        return self._report({
+        return {
             'rpn_loc': _loc_loss(F.reshape(F.concat(locs, axis=1), (-1, 4)), gt_rpn_loc,
                                  rpn_loc_weight, 3.0) / B,
             'rpn_conf': F.sum(rpn_conf * rpn_weight) / B,
             'head_loc': _loc_loss(head_loc, gt_roi_loc, head_loc_weight, 1.0) / B,
-            'head_conf': F.sum(head_conf * head_weight) / B})
+            'head_conf': F.sum(head_conf * head_weight) / B}, samples

@@ -1,0 +1,144 @@
+"""MaskRCNNFPNResNet50 and MaskRCNNFPNResNet101 (He et al., "Mask R-CNN", ICCV 2017) with
+ChainerCV's names, settings and COCO weights.
+
+The box part is ChainerCV's Faster R-CNN FPN
+(:class:`~cvzoo.models.detection.faster_rcnn.fpn.faster_rcnn_fpn_resnet.FasterRCNNFPNResNet`:
+ResNet 'he' backbone, mean (123.15, 115.90, 103.06) without std, shorter side 800 and
+longer at most 1333, inputs padded to multiples of 32). Its detections (per class at or
+above ``score_thresh``, NMS at ``nms_thresh``, no cap on their number) are scaled to the
+input and pooled again by the :class:`~.mask_head.MaskHead`; the sigmoid of each
+detection's own class channel (28 x 28) is pasted into the image at its box
+(:func:`~cvzoo.models.instance_segmentation.mask_paste.paste_masks`, ChainerCV's rule).
+
+Differences from ChainerCV: Pillow's bilinear resize of the input (the weights were
+trained with OpenCV's), instances sorted by decreasing score instead of by class.
+"""
+
+import numpy
+
+import cvzoo.core.functions as F
+from cvzoo.datasets.coco.coco_label_names import coco_instance_segmentation_label_names
+from cvzoo.models import pretrained, zoo
+from cvzoo.models.detection.faster_rcnn import faster_rcnn_vgg
+from cvzoo.models.detection.faster_rcnn.fpn import faster_rcnn_fpn_resnet as fpn_resnet
+from cvzoo.models.instance_segmentation import instance_segmenter
+from cvzoo.models.instance_segmentation.mask_rcnn import mask_head
+
+
+class MaskRCNNFPNResNet(fpn_resnet.FasterRCNNFPNResNet, instance_segmenter.InstanceSegmenter):
+    """Mask R-CNN with FPN on a ResNet; see the module docstring.
+
+    Args:
+        n_layer (int): 50 or 101.
+        n_fg_class (int or None): classes to segment; None takes the weights' (80
+            without weights). A different number re-makes ``head/loc``, ``head/conf``
+            and ``mask_head/seg``.
+        pretrained_model (str or None): ``'coco'``, ``'imagenet'`` (the backbone only),
+            a local file (cvzoo or ChainerCV .npz) or None for random weights.
+        min_size, max_size (int): the resize rule (800 and 1333).
+        source (str or None): names of a local file: 'cvzoo' (default) or 'chainercv'.
+    """
+
+    # the instance segmenter's predict(); the box part's prepare() and pad_batch()
+    predict = instance_segmenter.InstanceSegmenter.predict
+
+    def __init__(self, n_layer, n_fg_class=None, pretrained_model=None, *, min_size=800,
+                 max_size=1333, source=None):
+        entry, n_built = faster_rcnn_vgg.settle_n_fg_class(type(self), pretrained_model,
+                                                           n_fg_class, 80)
+        super().__init__(n_layer, n_built, None, min_size=min_size, max_size=max_size)
+        with self.init_scope():
+            self.mask_head = mask_head.MaskHead(n_built + 1, fpn_resnet.FPN_SCALES)
+        pretrained.load_pretrained(self, pretrained_model, n_fg_class, n_built, entry,
+                                   self.reset_head, source=source)
+
+    def reset_head(self, n_fg_class):
+        """Re-make the class-dependent layers of the box and mask heads."""
+        super().reset_head(n_fg_class)
+        self.mask_head.reset_classes(n_fg_class + 1)
+        self.mask_head.to_device(self.device)
+
+    def segment(self, x, sizes, prepared):
+        """Per image ``(probs, bboxes, labels, scores)`` of the batch ``x``: the
+        detections of the box part (host arrays) and their (R, 28, 28) mask
+        probabilities (on the device)."""
+        scales = self.input_scales(sizes, prepared)
+        hs = self.extractor(x)
+        _, _, rois, roi_indices, _ = self.rpn(hs, x.shape[2:], scales)
+        locs, confs = self.head(hs, rois, roi_indices)
+        bbox, score = self.decode((locs, confs, rois, roi_indices), sizes, scales)
+        bboxes, labels, scores = self.suppress(bbox, score, sizes)
+        return self.mask_probs(hs, bboxes, labels, scales), bboxes, labels, scores
+
+    def mask_probs(self, hs, bboxes, labels, scales):
+        """Per image, (R, M, M) float32 mask probabilities of its detections' classes.
+
+        Args:
+            hs (list of Variable): the FPN's maps of the batch.
+            bboxes (list of numpy.ndarray): per image, (R, 4) boxes in image pixels.
+            labels (list of numpy.ndarray): per image, (R,) labels.
+            scales (list of float): per image, input pixels per image pixel.
+
+        Returns:
+            list of arrays on the model's device.
+        """
+        xp = self.xp
+        M = self.mask_head.segm_size
+        counts = [len(bbox) for bbox in bboxes]
+        if sum(counts) == 0:
+            return [xp.zeros((0, M, M), numpy.float32) for _ in bboxes]
+        rois = numpy.concatenate([bbox * numpy.float32(scale)
+                                  for bbox, scale in zip(bboxes, scales)])
+        roi_indices = numpy.repeat(numpy.arange(len(bboxes), dtype=numpy.int32), counts)
+        channel = numpy.concatenate(labels).astype(numpy.int32) + 1
+        rois, roi_indices, channel = (xp.asarray(array) for array in
+                                      (rois.astype(numpy.float32), roi_indices, channel))
+        segm = self.mask_head(hs, rois, roi_indices)
+        segm = getattr(segm, 'array', segm)
+        prob = F.sigmoid(segm[xp.arange(len(channel)), channel]).array
+        return xp.split(prob, numpy.cumsum(counts)[:-1].tolist())
+
+
+@zoo.register('mask_rcnn_fpn_resnet50', task='instance_segmentation')
+class MaskRCNNFPNResNet50(MaskRCNNFPNResNet):
+    """Mask R-CNN FPN on ResNet-50. Weights keys: ``'coco'`` (COCO 2017 train, trained by
+    ChainerCV; mask mmAP 34.2 on val2017), ``'imagenet'`` (ResNet-50 'he' backbone).
+    Other arguments as :class:`MaskRCNNFPNResNet`.
+
+    >>> # model = MaskRCNNFPNResNet50(pretrained_model='coco')
+    >>> # masks, labels, scores = model.predict([img])
+    """
+
+    def __init__(self, n_fg_class=None, pretrained_model=None, **kwargs):
+        super().__init__(50, n_fg_class, pretrained_model, **kwargs)
+
+
+@zoo.register('mask_rcnn_fpn_resnet101', task='instance_segmentation')
+class MaskRCNNFPNResNet101(MaskRCNNFPNResNet):
+    """Mask R-CNN FPN on ResNet-101. Weights keys: ``'coco'`` (mask mmAP 36.0 on
+    val2017), ``'imagenet'``. Other arguments as :class:`MaskRCNNFPNResNet`."""
+
+    def __init__(self, n_fg_class=None, pretrained_model=None, **kwargs):
+        super().__init__(101, n_fg_class, pretrained_model, **kwargs)
+
+
+def _weights(n_layer, mask_percent, box_percent):
+    backbone = fpn_resnet.FasterRCNNFPNResNet50 if n_layer == 50 else \
+        fpn_resnet.FasterRCNNFPNResNet101
+    coco = zoo.Weights(
+        url=f'https://chainercv-models.preferred.jp/mask_rcnn_fpn_resnet{n_layer}_coco_trained_'
+            '2019_03_15.npz',
+        sha256=zoo.UNPUBLISHED, source_format='chainercv_npz', n_class=80,
+        label_names=tuple(coco_instance_segmentation_label_names),
+        preset=backbone.weights['coco'].preset,
+        reported=zoo.Score('mask_map_coco', mask_percent / 100, 'coco_val2017',
+                           'ChainerCV examples/fpn/README.md (mask mmAP, COCO val2017)'),
+        notes=f'Box mmAP {box_percent} on COCO val2017 (ChainerCV). Trained by ChainerCV '
+              'with y-first boxes; cvzoo permutes the offset layers. ChainerCV resizes '
+              'with OpenCV, cvzoo with Pillow.',
+        convert_from='chainercv', box_convention='continuous', license='MIT (ChainerCV)')
+    return {'coco': coco, 'imagenet': backbone.weights['imagenet']}
+
+
+MaskRCNNFPNResNet50.weights = _weights(50, 34.2, 38.0)
+MaskRCNNFPNResNet101.weights = _weights(101, 36.0, 40.4)

@@ -1,0 +1,117 @@
+"""MaskRCNNTrainChain: a Mask R-CNN FPN and its five losses, as ChainerCV's FPN training.
+
+The RPN and box head losses are Faster R-CNN FPN's
+(:class:`~cvzoo.models.detection.faster_rcnn.train_chain.FasterRCNNFPNTrainChain`). The
+mask loss (He et al., ICCV 2017, section 3): each foreground RoI the box head sampled is
+matched to the ground-truth box of its image it overlaps most; that instance's mask, cut
+to the RoI and resized to 28 x 28 (:func:`~.mask_targets.mask_targets`), is the target
+of the RoI's own class channel of the mask head; the loss is the mean sigmoid cross
+entropy over all its cells (ChainerCV's ``mask_head_loss_post``), added to the others
+without dividing by the batch size.
+
+The targets are cut on the host from the masks (kept there, as ChainerCV keeps them) and
+sent to the device once.
+"""
+
+import numpy
+
+import cvzoo.core.functions as F
+from cvzoo.core import backend
+from cvzoo.models.detection.faster_rcnn import train_chain
+from cvzoo.models.instance_segmentation.mask_rcnn import mask_targets
+from cvzoo.utils import bbox as bbox_utils
+
+
+class MaskRCNNTrainChain(train_chain.FasterRCNNFPNTrainChain):
+    """The losses of a :class:`MaskRCNNFPNResNet`; see the module docstring.
+
+    Reported as ``loss``, ``loss/rpn_loc``, ``loss/rpn_conf``, ``loss/head_loc``,
+    ``loss/head_conf`` and ``loss/mask``.
+
+    Args:
+        model (MaskRCNNFPNResNet): the model.
+        anchor_target_creator, proposal_target_creator: the samplers (as
+            FasterRCNNFPNTrainChain).
+
+    >>> # loss = MaskRCNNTrainChain(model)(x, bboxes, labels, masks, sizes)
+    """
+
+    def forward(self, imgs, bboxes, labels, masks, sizes=None):
+        """Loss of a batch.
+
+        Args:
+            imgs (array): (B, 3, H, W) float32 prepared images, H and W multiples of 32.
+            bboxes (list of array): per image (R_i, 4) float32 boxes in ``imgs``' pixels,
+                x first, R_i >= 1.
+            labels (list of array): per image (R_i,) int32 labels in [0, n_fg_class).
+            masks (list of array): per image (R_i, H_i, W_i) bool masks in ``imgs``'
+                pixels (H_i <= H, W_i <= W: the image before padding), on the host.
+            sizes (list of (H, W) or None): each image's size before padding.
+
+        Returns:
+            Variable: the 0-d loss.
+
+        Raises:
+            ValueError: masks that do not fit their boxes or the batch (named).
+        """
+        masks = _padded_masks(masks, bboxes, imgs.shape[2:])
+        losses, samples = self.box_losses(imgs, bboxes, labels, sizes)
+        losses['mask'] = self.mask_loss(samples, masks)
+        return self._report(losses)
+
+    def mask_loss(self, samples, masks):
+        """The mask loss of the box head's samples (see the module docstring).
+
+        Args:
+            samples (dict): :meth:`box_losses`' second result.
+            masks (numpy.ndarray): (G, H, W) bool masks of all images' ground truth in
+                order, padded to the batch's size.
+
+        Returns:
+            Variable: the 0-d loss.
+        """
+        model, xp = self.model, self.xp
+        M = model.mask_head.segm_size
+        fg = samples['gt_roi_label'] > 0
+        roi = samples['sample_roi'][fg]
+        roi_index = samples['sample_index'][fg].astype(numpy.int32)
+        channel = samples['gt_roi_label'][fg].astype(numpy.int32)
+        if len(roi) == 0:
+            # NOTE: as ChainerCV, a dummy RoI keeps the mask head in the graph
+            segm = model.mask_head(samples['hs'], xp.asarray([[0, 0, 1, 1]], numpy.float32),
+                                   xp.zeros(1, numpy.int32))
+            return 0 * F.sum(segm)
+        gt_index = _best_ground_truth(roi, roi_index, samples['bboxes'])
+        target = mask_targets.mask_targets(masks, roi, gt_index, M).astype(numpy.int32)
+        roi, roi_index, channel, target = (backend.to_device(array, self.device)
+                                           for array in (roi, roi_index, channel, target))
+        segm = model.mask_head(samples['hs'], roi, roi_index)
+        return F.sigmoid_cross_entropy(segm[xp.arange(len(channel)), channel], target)
+
+
+def _best_ground_truth(roi, roi_index, bboxes):
+    """(R,) index, among all images' boxes in order, of each RoI's best box of its image."""
+    counts = [len(bbox) for bbox in bboxes]
+    gt_image = numpy.repeat(numpy.arange(len(bboxes)), counts)
+    iou = bbox_utils.bbox_iou(roi, numpy.concatenate(bboxes))
+    iou[roi_index[:, None] != gt_image[None, :]] = -1
+    return iou.argmax(axis=1)
+
+
+def _padded_masks(masks, bboxes, size):
+    """All images' masks in one (G, H, W) bool host array, zero-padded to ``size``."""
+    if len(masks) != len(bboxes):
+        raise ValueError(f'masks: expected one entry per image ({len(bboxes)}), got '
+                         f'{len(masks)}')
+    H, W = size
+    padded = []
+    for i, (mask, bbox) in enumerate(zip(masks, bboxes)):  # NOTE: per image, a handful
+        mask = backend.to_numpy(mask)
+        if mask.ndim != 3 or len(mask) != len(bbox) or mask.shape[1] > H or \
+                mask.shape[2] > W:
+            raise ValueError(f'masks[{i}]: expected ({len(bbox)}, <= {H}, <= {W}) (one mask '
+                             f'per box, within the batch), got shape {mask.shape}')
+        canvas = numpy.zeros((len(mask), H, W), bool)
+        canvas[:, :mask.shape[1], :mask.shape[2]] = mask
+        padded.append(canvas)
+    return numpy.concatenate(padded)
