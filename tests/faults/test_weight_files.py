@@ -12,6 +12,7 @@ from cvzoo import errors
 from cvzoo.core import links
 from cvzoo.models import zoo
 from cvzoo.models.converters import darknet, torch_pth
+from tests.helpers import malicious_pickles, pth_writer
 
 
 class _Payload:
@@ -34,38 +35,36 @@ def _good_npz():
     return _npz_bytes(W=numpy.zeros((2, 3), numpy.float32), b=numpy.zeros(2, numpy.float32))
 
 
-def _pth_zip(helpers, path):
-    writer = helpers('models/converters/pth_writer.py')
-    tensor = writer.tensor('0', numpy.zeros((2, 3), numpy.float32))
-    writer.write_zip(path, {'W': tensor}, [tensor])
+def _pth_zip(path):
+    tensor = pth_writer.tensor('0', numpy.zeros((2, 3), numpy.float32))
+    pth_writer.write_zip(path, {'W': tensor}, [tensor])
     return path.read_bytes()
 
 
 def _bytes(content):
-    def write(helpers, path, canary):
+    def write(path, canary):
         path.write_bytes(content() if callable(content) else content)
     return write
 
 
-def _truncated_pth(helpers, path, canary):
-    path.write_bytes(_pth_zip(helpers, path)[:200])
+def _truncated_pth(path, canary):
+    path.write_bytes(_pth_zip(path)[:200])
 
 
-def _npz_with_pickle(helpers, path, canary):
+def _npz_with_pickle(path, canary):
     path.write_bytes(_npz_bytes(W=numpy.array([_Payload(canary)], dtype=object)))
 
 
 def _raw_pickle(payload, layout):
-    def write(helpers, path, canary):
-        module = helpers('models/converters/test_torch_pth.py')
-        data = (module._malicious_payloads(canary)[payload] if payload in ('os_system',
-                                                                             'builtins_exec')
-                else module.BUILD_PAYLOADS[payload])
-        module._write_raw_pickle(path, data, layout, helpers('models/converters/pth_writer.py'))
+    def write(path, canary):
+        data = (malicious_pickles.code_payloads(canary)[payload]
+                if payload in ('os_system', 'builtins_exec')
+                else malicious_pickles.BUILD_PAYLOADS[payload])
+        malicious_pickles.write_raw_pickle(path, data, layout)
     return write
 
 
-# case: (writer(helpers, path, canary), error, extra text the message holds)
+# case: (writer(path, canary), error, extra text the message holds)
 BAD_FILES = {
     'empty': (_bytes(b''), errors.CorruptFileError, ''),
     'wrong_magic': (_bytes(b'\x7fELF' + b'\0' * 60), errors.CorruptFileError, ''),
@@ -87,10 +86,10 @@ BAD_FILES = {
 
 
 @pytest.mark.parametrize('case', list(BAD_FILES), ids=list(BAD_FILES))
-def test_bad_weight_file_is_named_and_runs_nothing(tmp_path, test_module, case):
+def test_bad_weight_file_is_named_and_runs_nothing(tmp_path, case):
     write, error, extra = BAD_FILES[case]
     path, canary = tmp_path / 'weights.pth', tmp_path / 'canary'
-    write(test_module, path, canary)
+    write(path, canary)
     model = links.Linear(3, 2)
     before = {name: param.array.copy() for name, param in model.namedparams()}
     with pytest.raises(error) as info:

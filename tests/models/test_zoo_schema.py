@@ -2,7 +2,6 @@
 
 import dataclasses
 import hashlib
-import importlib.util
 import logging
 import pathlib
 import pickle
@@ -18,7 +17,7 @@ from cvzoo.core.serializers import npz as npz_serializer
 from cvzoo.models import conversion_cache, discovery, weight_files, zoo
 from cvzoo.models import registry as registry_module
 from cvzoo.models.converters import file_format
-from tests.helpers import toy_models
+from tests.helpers import pth_writer, toy_models
 
 SHA = 'ab' * 32
 PRESET = zoo.Preset(size=224, mean=(123.0, 117.0, 104.0))
@@ -133,20 +132,6 @@ def _torch_state(rng, n_class=3):
             'fc.bias': rng.standard_normal(n_class).astype(numpy.float32)}
 
 
-def _write_pth(path, pth_writer, state):
-    tensors = [pth_writer.tensor(str(i), a) for i, a in enumerate(state.values())]
-    pth_writer.write_zip(path, pth_writer.OrderedDictOf(zip(state, tensors)), tensors)
-
-
-@pytest.fixture
-def pth_writer():
-    path = pathlib.Path(__file__).parent / 'converters' / 'pth_writer.py'
-    spec = importlib.util.spec_from_file_location('cvzoo_tests_pth_writer_zoo', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture
 def registry(monkeypatch):
     """An empty registry for this test only (no fake model stays registered)."""
@@ -229,10 +214,10 @@ def test_load_cvzoo_npz_without_conversion(tmp_path, rng):
     assert not (tmp_path / 'toy.npz.cvzoo.npz').exists()
 
 
-def test_load_torch_converts_once_and_caches(tmp_path, rng, pth_writer, monkeypatch):
+def test_load_torch_converts_once_and_caches(tmp_path, rng, monkeypatch):
     state = _torch_state(rng)
     path = tmp_path / 'toy.pth'
-    _write_pth(path, pth_writer, state)
+    pth_writer.write_state_dict(path, state)
     reads = []
     real_read = file_format.read_weight_file
     monkeypatch.setattr(file_format, 'read_weight_file',
@@ -247,15 +232,15 @@ def test_load_torch_converts_once_and_caches(tmp_path, rng, pth_writer, monkeypa
     assert len(reads) == 2  # another name mapping is another conversion
 
     new_state = _torch_state(rng)
-    _write_pth(path, pth_writer, new_state)  # same name, new content: the stamp differs
+    pth_writer.write_state_dict(path, new_state)  # same name, new content: the stamp differs
     _assert_loaded(Toy(pretrained_model=path), _reference(new_state))
     assert len(reads) == 3
 
 
-def test_corrupt_cache_is_converted_again(tmp_path, rng, pth_writer, caplog):
+def test_corrupt_cache_is_converted_again(tmp_path, rng, caplog):
     state = _torch_state(rng)
     path = tmp_path / 'toy.pth'
-    _write_pth(path, pth_writer, state)
+    pth_writer.write_state_dict(path, state)
     Toy(pretrained_model=path)
     cache = _converted(tmp_path, 'toy.pth')
     cache.write_bytes(cache.read_bytes()[:50])
@@ -265,15 +250,15 @@ def test_corrupt_cache_is_converted_again(tmp_path, rng, pth_writer, caplog):
     assert npz_serializer.read_npz(cache)['fc/W'].shape == (3, 2)
 
 
-def test_local_file_outside_home_is_cached_in_cvzoo_home(tmp_path, rng, pth_writer):
-    _write_pth(tmp_path / 'toy.pth', pth_writer, _torch_state(rng))
+def test_local_file_outside_home_is_cached_in_cvzoo_home(tmp_path, rng):
+    pth_writer.write_state_dict(tmp_path / 'toy.pth', _torch_state(rng))
     Toy(pretrained_model=tmp_path / 'toy.pth')
     assert len(list((tmp_path / 'home' / 'converted').glob('toy.pth.*.cvzoo.npz'))) == 1
 
 
-def test_names_already_cvzoo_without_hook(tmp_path, rng, pth_writer):
+def test_names_already_cvzoo_without_hook(tmp_path, rng):
     state = _reference(_torch_state(rng))
-    _write_pth(tmp_path / 'plain.pth', pth_writer, state)
+    pth_writer.write_state_dict(tmp_path / 'plain.pth', state)
     model = link.Chain()
     with model.init_scope():
         model.conv, model.fc = _Affine(4, 2), _Affine(2, 3)
@@ -281,11 +266,11 @@ def test_names_already_cvzoo_without_hook(tmp_path, rng, pth_writer):
     _assert_loaded(model, state)
 
 
-def test_mismatch_reports_every_key_at_once(tmp_path, rng, pth_writer):
+def test_mismatch_reports_every_key_at_once(tmp_path, rng):
     state = _torch_state(rng, n_class=5)
     state['extra.weight'] = numpy.zeros(1, numpy.float32)
     del state['conv.bias']
-    _write_pth(tmp_path / 'bad.pth', pth_writer, state)
+    pth_writer.write_state_dict(tmp_path / 'bad.pth', state)
     with pytest.raises(errors.WeightLoadError) as info:
         Toy(pretrained_model=tmp_path / 'bad.pth')
     message = str(info.value)
@@ -293,15 +278,15 @@ def test_mismatch_reports_every_key_at_once(tmp_path, rng, pth_writer):
         assert part in message
 
 
-def test_mismatched_conversion_is_not_cached(tmp_path, rng, pth_writer):
-    _write_pth(tmp_path / 'bad.pth', pth_writer, _torch_state(rng, n_class=5))
+def test_mismatched_conversion_is_not_cached(tmp_path, rng):
+    pth_writer.write_state_dict(tmp_path / 'bad.pth', _torch_state(rng, n_class=5))
     with pytest.raises(errors.WeightLoadError):
         Toy(pretrained_model=tmp_path / 'bad.pth')
     assert not _converted(tmp_path, 'bad.pth').exists()
 
 
 @pytest.mark.parametrize('layout', ['zip', 'legacy'])
-def test_refused_file_leaves_later_loads_and_the_cache_right(tmp_path, rng, pth_writer, layout):
+def test_refused_file_leaves_later_loads_and_the_cache_right(tmp_path, rng, layout):
     evil = tmp_path / 'evil.pth'
     name_int32 = b'X\x04\x00\x00\x00nameX\x05\x00\x00\x00int32'
     data = b'\x80\x02ctorch\nFloatStorage\n}' + name_int32 + b'sb.'
@@ -315,7 +300,7 @@ def test_refused_file_leaves_later_loads_and_the_cache_right(tmp_path, rng, pth_
         Toy(pretrained_model=evil)
     assert not list((tmp_path / 'home').rglob('*.cvzoo.npz'))
     state = _torch_state(rng)
-    _write_pth(tmp_path / 'good.pth', pth_writer, state)
+    pth_writer.write_state_dict(tmp_path / 'good.pth', state)
     _assert_loaded(Toy(pretrained_model=tmp_path / 'good.pth'), _reference(state))
     cached = npz_serializer.read_npz(_converted(tmp_path, 'good.pth'))
     for key, value in _reference(state).items():
@@ -339,9 +324,9 @@ def _fake_download(folder, fetched):
     return cached_download
 
 
-def test_load_by_key_fetches_every_file(tmp_path, rng, pth_writer, monkeypatch):
+def test_load_by_key_fetches_every_file(tmp_path, rng, monkeypatch):
     state = _torch_state(rng)
-    _write_pth(tmp_path / 'toy-1234.pth', pth_writer, state)
+    pth_writer.write_state_dict(tmp_path / 'toy-1234.pth', state)
     (tmp_path / 'toy.cfg').write_text('[net]\n')
     digest = {name: hashlib.sha256((tmp_path / name).read_bytes()).hexdigest()
               for name in ('toy-1234.pth', 'toy.cfg')}
@@ -383,9 +368,9 @@ def test_real_weights_load_through_a_local_path(shared_data, tmp_path):
     assert _converted(tmp_path, 's.pth').exists()
 
 
-def _serve_toy(http_server, pth_writer, rng, monkeypatch, tmp_path):
+def _serve_toy(http_server, rng, monkeypatch, tmp_path):
     state = _torch_state(rng)
-    _write_pth(http_server.root / 'toy-1234.pth', pth_writer, state)
+    pth_writer.write_state_dict(http_server.root / 'toy-1234.pth', state)
     digest = hashlib.sha256((http_server.root / 'toy-1234.pth').read_bytes()).hexdigest()
     entry = _weights(url=http_server.url_for('toy-1234.pth'), sha256=digest)
     monkeypatch.setattr(Toy, 'weights', {'imagenet': entry})
@@ -394,9 +379,9 @@ def _serve_toy(http_server, pth_writer, rng, monkeypatch, tmp_path):
     return state, tmp_path / 'home' / 'weights' / 'toy-1234.pth'
 
 
-def test_download_once_and_refetch_a_corrupt_cache(http_server, pth_writer, rng, monkeypatch,
+def test_download_once_and_refetch_a_corrupt_cache(http_server, rng, monkeypatch,
                                                    tmp_path):
-    state, cached = _serve_toy(http_server, pth_writer, rng, monkeypatch, tmp_path)
+    state, cached = _serve_toy(http_server, rng, monkeypatch, tmp_path)
     _assert_loaded(Toy(pretrained_model='imagenet'), _reference(state))
     _assert_loaded(Toy(pretrained_model='imagenet'), _reference(state))
     assert http_server.count('toy-1234.pth') == 1
@@ -406,9 +391,9 @@ def test_download_once_and_refetch_a_corrupt_cache(http_server, pth_writer, rng,
     assert http_server.count('toy-1234.pth') == 2
 
 
-def test_download_hash_mismatch_leaves_nothing(http_server, pth_writer, rng, monkeypatch,
+def test_download_hash_mismatch_leaves_nothing(http_server, rng, monkeypatch,
                                                tmp_path):
-    _, cached = _serve_toy(http_server, pth_writer, rng, monkeypatch, tmp_path)
+    _, cached = _serve_toy(http_server, rng, monkeypatch, tmp_path)
     bad = dataclasses.replace(Toy.weights['imagenet'], sha256='0' * 64)
     monkeypatch.setattr(Toy, 'weights', {'imagenet': bad})
     with pytest.raises(errors.DownloadError) as info:
@@ -463,18 +448,18 @@ def test_published_prefix_is_checked(http_server, monkeypatch, tmp_path):
     assert not cached.exists()
 
 
-def _serve_unpublished(http_server, pth_writer, monkeypatch, tmp_path, state):
-    _write_pth(http_server.root / 'toy-1234.pth', pth_writer, state)
+def _serve_unpublished(http_server, monkeypatch, tmp_path, state):
+    pth_writer.write_state_dict(http_server.root / 'toy-1234.pth', state)
     entry, cached = _serve_with_hash(http_server, monkeypatch, tmp_path, zoo.UNPUBLISHED,
                                      (http_server.root / 'toy-1234.pth').read_bytes())
     monkeypatch.setattr(Toy, 'weights', {'imagenet': entry})
     return entry, cached
 
 
-def test_unpublished_hash_is_recorded_then_verified(http_server, pth_writer, rng, monkeypatch,
+def test_unpublished_hash_is_recorded_then_verified(http_server, rng, monkeypatch,
                                                     tmp_path, caplog):
     state = _torch_state(rng)
-    entry, cached = _serve_unpublished(http_server, pth_writer, monkeypatch, tmp_path, state)
+    entry, cached = _serve_unpublished(http_server, monkeypatch, tmp_path, state)
     record = cached.with_name('toy-1234.pth.sha256')
     assert zoo.fetch_weights(entry) == [str(cached)]
     assert not record.exists()  # fetching alone trusts nothing
@@ -497,23 +482,23 @@ def test_unpublished_hash_is_recorded_then_verified(http_server, pth_writer, rng
     assert not cached.exists()
 
 
-def test_first_file_that_does_not_load_is_not_trusted(http_server, pth_writer, rng,
+def test_first_file_that_does_not_load_is_not_trusted(http_server, rng,
                                                       monkeypatch, tmp_path):
     wrong = _torch_state(rng, n_class=5)
-    _, cached = _serve_unpublished(http_server, pth_writer, monkeypatch, tmp_path, wrong)
+    _, cached = _serve_unpublished(http_server, monkeypatch, tmp_path, wrong)
     with pytest.raises(errors.WeightLoadError):
         Toy(pretrained_model='imagenet')
     assert not cached.with_name('toy-1234.pth.sha256').exists()
     assert not cached.exists()  # deleted, so that the next load fetches it again
     right = _torch_state(rng)
-    _write_pth(http_server.root / 'toy-1234.pth', pth_writer, right)
+    pth_writer.write_state_dict(http_server.root / 'toy-1234.pth', right)
     _assert_loaded(Toy(pretrained_model='imagenet'), _reference(right))
     assert cached.with_name('toy-1234.pth.sha256').exists()
 
 
-def test_corrupt_first_file_is_not_trusted(http_server, pth_writer, rng, monkeypatch,
+def test_corrupt_first_file_is_not_trusted(http_server, rng, monkeypatch,
                                            tmp_path):
-    _, cached = _serve_unpublished(http_server, pth_writer, monkeypatch, tmp_path,
+    _, cached = _serve_unpublished(http_server, monkeypatch, tmp_path,
                                    _torch_state(rng))
     (http_server.root / 'toy-1234.pth').write_bytes(b'<html>not found</html>')
     with pytest.raises(errors.CorruptFileError, match='toy-1234.pth'):
@@ -521,14 +506,14 @@ def test_corrupt_first_file_is_not_trusted(http_server, pth_writer, rng, monkeyp
     assert not cached.with_name('toy-1234.pth.sha256').exists()
 
 
-def test_forget_trust_removes_the_record(http_server, pth_writer, rng, monkeypatch, tmp_path):
+def test_forget_trust_removes_the_record(http_server, rng, monkeypatch, tmp_path):
     first = _torch_state(rng)
-    entry, cached = _serve_unpublished(http_server, pth_writer, monkeypatch, tmp_path, first)
+    entry, cached = _serve_unpublished(http_server, monkeypatch, tmp_path, first)
     Toy(pretrained_model='imagenet')
     record = pathlib.Path(zoo.trust_record_path(entry.main_file))
     assert record.exists()
     second = _torch_state(rng)  # the source publishes new weights under the same name
-    _write_pth(http_server.root / 'toy-1234.pth', pth_writer, second)
+    pth_writer.write_state_dict(http_server.root / 'toy-1234.pth', second)
     cached.unlink()
     with pytest.raises(errors.DownloadError, match='--forget'):
         Toy(pretrained_model='imagenet')
@@ -540,9 +525,9 @@ def test_forget_trust_removes_the_record(http_server, pth_writer, rng, monkeypat
         zoo.forget_trust(Toy, 'voc')
 
 
-def test_prefix_entry_loads_and_caches_by_full_hash(http_server, pth_writer, rng, monkeypatch,
+def test_prefix_entry_loads_and_caches_by_full_hash(http_server, rng, monkeypatch,
                                                    tmp_path):
-    state, cached = _serve_toy(http_server, pth_writer, rng, monkeypatch, tmp_path)
+    state, cached = _serve_toy(http_server, rng, monkeypatch, tmp_path)
     full = Toy.weights['imagenet'].sha256
     monkeypatch.setattr(Toy, 'weights', {
         'imagenet': dataclasses.replace(Toy.weights['imagenet'], sha256=full[:8])})

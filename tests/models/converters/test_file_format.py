@@ -8,45 +8,46 @@ import pytest
 
 from cvzoo import errors
 from cvzoo.models.converters import file_format
+from tests.helpers import pth_writer
 
 ARRAY = numpy.arange(12, dtype=numpy.float32).reshape(3, 4)
 
 
-def _torch_zip(path, pth_writer):
+def _torch_zip(path):
     t = pth_writer.tensor('0', ARRAY)
     pth_writer.write_zip(path, {'conv/W': t}, [t])
 
 
-def _torch_legacy(path, pth_writer):
+def _torch_legacy(path):
     t = pth_writer.tensor('0', ARRAY)
     pth_writer.write_legacy(path, {'conv/W': t}, [t])
 
 
-def _npz(path, pth_writer):
+def _npz(path):
     with open(path, 'wb') as file:
         numpy.savez(file, **{'conv/W': ARRAY})
 
 
-def _npz_compressed(path, pth_writer):
+def _npz_compressed(path):
     with open(path, 'wb') as file:
         numpy.savez_compressed(file, **{'conv/W': ARRAY})
 
 
-def _hdf5(path, pth_writer, userblock_size=0):
+def _hdf5(path, userblock_size=0):
     h5py = pytest.importorskip('h5py')
     with h5py.File(path, 'w', userblock_size=userblock_size) as file:
         file.create_dataset('conv/W', data=ARRAY)
 
 
-def _hdf5_userblock(path, pth_writer):
-    _hdf5(path, pth_writer, userblock_size=512)
+def _hdf5_userblock(path):
+    _hdf5(path, userblock_size=512)
 
 
-def _darknet(path, pth_writer):
+def _darknet(path):
     path.write_bytes(struct.pack('<3iq', 0, 2, 5, 100) + ARRAY.astype('<f4').tobytes())
 
 
-def _darknet_old(path, pth_writer):
+def _darknet_old(path):
     path.write_bytes(struct.pack('<4i', 0, 1, 0, 100) + ARRAY.astype('<f4').tobytes())
 
 
@@ -60,10 +61,10 @@ WRITERS = {
 
 
 @pytest.mark.parametrize('case', list(WRITERS), ids=list(WRITERS))
-def test_sniff_and_read(tmp_path, pth_writer, case):
+def test_sniff_and_read(tmp_path, case):
     write, expected = WRITERS[case]
     path = tmp_path / 'weights.bin'  # the suffix must not matter
-    write(path, pth_writer)
+    write(path)
     assert file_format.sniff_format(path) == expected
     arrays = file_format.read_weight_file(path)
     if expected == 'darknet_weights':
@@ -98,10 +99,10 @@ def test_unknown_formats_name_the_file(tmp_path, case):
         file_format.sniff_format(path)
 
 
-def test_missing_file_and_bad_format_argument(tmp_path, pth_writer):
+def test_missing_file_and_bad_format_argument(tmp_path):
     with pytest.raises(FileNotFoundError):
         file_format.sniff_format(tmp_path / 'absent.pth')
-    _npz(tmp_path / 'x.npz', pth_writer)
+    _npz(tmp_path / 'x.npz')
     with pytest.raises(ValueError, match="file_format: .*'keras'"):
         file_format.read_weight_file(tmp_path / 'x.npz', 'keras')
 
@@ -123,7 +124,7 @@ def test_real_cfg_is_not_weights(shared_data):
         file_format.sniff_format(shared_data / 'weights' / 'yolo-fastest-voc.cfg')
 
 
-def _zip_weight_file(path, kind, pth_writer):
+def _zip_weight_file(path, kind):
     arrays = {'w': numpy.arange(4096, dtype=numpy.float32).reshape(64, 64)}
     if kind == 'npz':
         numpy.savez(path, **arrays)
@@ -134,12 +135,12 @@ def _zip_weight_file(path, kind, pth_writer):
 
 @pytest.mark.parametrize('cut', [0.1, 0.5, 0.9, 0.999], ids=['10%', '50%', '90%', '99.9%'])
 @pytest.mark.parametrize('kind', ['npz', 'pth'])
-def test_truncated_zip_weight_file_names_the_file(tmp_path, pth_writer, kind, cut):
+def test_truncated_zip_weight_file_names_the_file(tmp_path, kind, cut):
     from cvzoo.core.links import link
     from cvzoo.models import zoo
 
     path = tmp_path / f'cut.{kind}'
-    _zip_weight_file(path, kind, pth_writer)
+    _zip_weight_file(path, kind)
     data = path.read_bytes()
     path.write_bytes(data[:max(int(len(data) * cut), 4)])
     with pytest.raises(errors.CorruptFileError, match=f'cut.{kind}'):

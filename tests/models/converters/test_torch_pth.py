@@ -11,6 +11,7 @@ import pytest
 
 from cvzoo import errors
 from cvzoo.models.converters import torch_pth
+from tests.helpers import malicious_pickles, pth_writer
 
 DTYPES = ['float32', 'float64', 'float16', 'int64', 'int32', 'uint8', 'bool']
 
@@ -23,12 +24,10 @@ def _random(rng, shape, dtype):
 
 @pytest.mark.parametrize('dtype', DTYPES, ids=DTYPES)
 @pytest.mark.parametrize('layout', ['zip', 'legacy'])
-def test_dtypes_round_trip(pth_writer, tmp_path, rng, dtype, layout):
+def test_dtypes_round_trip(tmp_path, rng, dtype, layout):
     arrays = {'a': _random(rng, (2, 3, 4), dtype), 'scalar': _random(rng, (), dtype)}
-    tensors = [pth_writer.tensor(str(i), a) for i, a in enumerate(arrays.values())]
     path = tmp_path / 'x.pth'
-    write = pth_writer.write_zip if layout == 'zip' else pth_writer.write_legacy
-    write(path, pth_writer.OrderedDictOf(zip(arrays, tensors)), tensors)
+    pth_writer.write_state_dict(path, arrays, layout)
     state = torch_pth.load_torch_file(path)
     assert list(state) == ['a', 'scalar']
     for name, expected in arrays.items():
@@ -36,7 +35,7 @@ def test_dtypes_round_trip(pth_writer, tmp_path, rng, dtype, layout):
         numpy.testing.assert_array_equal(state[name], expected)
 
 
-def test_bfloat16_becomes_float32(pth_writer, tmp_path):
+def test_bfloat16_becomes_float32(tmp_path):
     values = numpy.array([1.0, -2.5, 3.140625, 0.0], numpy.float32)
     raw = (values.view(numpy.uint32) >> 16).astype(numpy.uint16)
     t = pth_writer.Tensor('0', raw, 0, (2, 2), (2, 1), element_type='bfloat16')
@@ -58,7 +57,7 @@ STRIDED = {
 
 @pytest.mark.parametrize('case', list(STRIDED), ids=list(STRIDED))
 @pytest.mark.parametrize('layout', ['zip', 'legacy'])
-def test_non_contiguous_views(pth_writer, tmp_path, case, layout):
+def test_non_contiguous_views(tmp_path, case, layout):
     storage = numpy.arange(16, dtype=numpy.float32)
     offset, size, stride = STRIDED[case]
     t = pth_writer.Tensor('0', storage, offset, size, stride)
@@ -72,7 +71,7 @@ def test_non_contiguous_views(pth_writer, tmp_path, case, layout):
     numpy.testing.assert_array_equal(got, expected)
 
 
-def test_shared_storage_zip(pth_writer, tmp_path):
+def test_shared_storage_zip(tmp_path):
     storage = numpy.arange(12, dtype=numpy.float32)
     first = pth_writer.Tensor('s', storage, 0, (2, 3), (3, 1))
     second = pth_writer.Tensor('s', storage, 6, (6,), (1,))
@@ -82,7 +81,7 @@ def test_shared_storage_zip(pth_writer, tmp_path):
     numpy.testing.assert_array_equal(state['b'], storage[6:])
 
 
-def test_legacy_view_of_root_storage(pth_writer, tmp_path):
+def test_legacy_view_of_root_storage(tmp_path):
     root = pth_writer.Tensor('root', numpy.arange(10, dtype=numpy.float32), 0, (10,), (1,))
     view = pth_writer.Tensor('view', numpy.arange(4, 8, dtype=numpy.float32), 1, (3,), (1,))
     pth_writer.write_legacy(tmp_path / 'x.pth', {'root': root, 'view': view}, [root, view],
@@ -92,7 +91,7 @@ def test_legacy_view_of_root_storage(pth_writer, tmp_path):
     numpy.testing.assert_array_equal(state['view'], [5, 6, 7])
 
 
-def test_big_endian_zip(pth_writer, tmp_path, rng):
+def test_big_endian_zip(tmp_path, rng):
     array = rng.standard_normal((3, 5)).astype(numpy.float32)
     t = pth_writer.tensor('0', array)
     pth_writer.write_zip(tmp_path / 'x.pth', {'w': t}, [t], byteorder='big')
@@ -100,7 +99,7 @@ def test_big_endian_zip(pth_writer, tmp_path, rng):
 
 
 @pytest.mark.parametrize('key', ['state_dict', 'model'])
-def test_nested_state_dict(pth_writer, tmp_path, caplog, key):
+def test_nested_state_dict(tmp_path, caplog, key):
     t = pth_writer.tensor('0', numpy.ones((2, 2), numpy.float32))
     checkpoint = {'epoch': 7, 'optimizer': {'lr': 0.1}, key: pth_writer.OrderedDictOf({'w': t})}
     pth_writer.write_zip(tmp_path / 'x.pth', checkpoint, [t])
@@ -112,7 +111,7 @@ def test_nested_state_dict(pth_writer, tmp_path, caplog, key):
     assert whole['epoch'] == 7 and whole['optimizer'] == {'lr': 0.1}
 
 
-def test_parameter_and_rebuild_from_type(pth_writer, tmp_path):
+def test_parameter_and_rebuild_from_type(tmp_path):
     t = pth_writer.tensor('0', numpy.arange(3, dtype=numpy.float32))
     Global, Reduce = pth_writer.Global, pth_writer.Reduce
     parameter = Reduce(Global('torch._utils', '_rebuild_parameter'),
@@ -126,42 +125,14 @@ def test_parameter_and_rebuild_from_type(pth_writer, tmp_path):
     numpy.testing.assert_array_equal(state['q'], [0, 1, 2])
 
 
-class _RunsCode:
-    def __init__(self, func, arg):
-        self.func, self.arg = func, arg
-
-    def __reduce__(self):
-        return self.func, (self.arg,)
-
-
-def _malicious_payloads(canary):
-    import builtins
-    import subprocess
-
-    command = f'touch {canary}'
-    code = f'open({str(canary)!r}, "w").close()'
-    return {
-        'os_system': pickle.dumps({'w': _RunsCode(os.system, command)}, protocol=2),
-        'builtins_eval': pickle.dumps({'w': _RunsCode(builtins.eval, code)}, protocol=2),
-        'builtins_exec': pickle.dumps({'w': _RunsCode(builtins.exec, code)}, protocol=2),
-        'subprocess_call': pickle.dumps({'w': _RunsCode(subprocess.call, ['touch', str(canary)])},
-                                        protocol=4),
-    }
-
-
 @pytest.mark.parametrize('payload', ['os_system', 'builtins_eval', 'builtins_exec',
                                      'subprocess_call'])
 @pytest.mark.parametrize('layout', ['zip', 'legacy'])
-def test_malicious_pickle_is_refused(pth_writer, tmp_path, payload, layout):
+def test_malicious_pickle_is_refused(tmp_path, payload, layout):
     canary = tmp_path / 'canary'
-    data = _malicious_payloads(canary)[payload]
+    data = malicious_pickles.code_payloads(canary)[payload]
     path = tmp_path / 'evil.pth'
-    if layout == 'zip':
-        pth_writer.write_zip(path, None, data_pkl=data)
-    else:
-        headers = b''.join(pickle.dumps(h, protocol=2) for h in (
-            torch_pth.LEGACY_MAGIC, 1001, {'little_endian': True}))
-        path.write_bytes(headers + data + pickle.dumps([], protocol=2))
+    malicious_pickles.write_raw_pickle(path, data, layout)
     with pytest.raises(torch_pth.UnsafePickleError, match='refused') as info:
         torch_pth.load_torch_file(path)
     assert str(path) in str(info.value)
@@ -172,44 +143,19 @@ def test_malicious_pickle_is_refused(pth_writer, tmp_path, payload, layout):
 def test_malicious_global_inside_legacy_header(tmp_path):
     canary = tmp_path / 'canary'
     path = tmp_path / 'evil.pth'
-    path.write_bytes(pickle.dumps(_RunsCode(os.system, f'touch {canary}'), protocol=2))
+    path.write_bytes(pickle.dumps(malicious_pickles.RunsCode(os.system, f'touch {canary}'),
+                                  protocol=2))
     with pytest.raises(torch_pth.UnsafePickleError, match='posix.system|os.system|nt.system'):
         torch_pth.load_torch_file(path)
     assert not canary.exists()
 
 
-def _str_op(text):
-    data = text.encode()
-    return b'X' + len(data).to_bytes(4, 'little') + data
-
-
-# BUILD (``b``) onto an allowed global: the state a file tries to give the reader's stand-in
-BUILD_PAYLOADS = {
-    'storage_dict': b'ctorch\nFloatStorage\n}' + _str_op('name') + _str_op('int32') + b'sb.',
-    'storage_slots': (b'ctorch\nFloatStorage\nN}' + _str_op('name') + _str_op('int32')
-                      + b's\x86b.'),
-    'dtype': b'ctorch\nfloat32\n}' + _str_op('name') + _str_op('int64') + b'sb.',
-    'function': (b'ctorch._utils\n_rebuild_tensor_v2\n}' + _str_op('x') + _str_op('y')
-                 + b'sb.'),
-    'tensor_type': b'ctorch\nTensor\nN}' + _str_op('x') + _str_op('y') + b's\x86b.',
-}
-
-
-def _write_raw_pickle(path, data, layout, pth_writer):
-    if layout == 'zip':
-        pth_writer.write_zip(path, None, data_pkl=data)
-        return
-    headers = b''.join(pickle.dumps(h, protocol=2) for h in (
-        torch_pth.LEGACY_MAGIC, 1001, {'little_endian': True}))
-    path.write_bytes(headers + data + pickle.dumps([], protocol=2))
-
-
-@pytest.mark.parametrize('payload', list(BUILD_PAYLOADS))
+@pytest.mark.parametrize('payload', list(malicious_pickles.BUILD_PAYLOADS))
 @pytest.mark.parametrize('layout', ['zip', 'legacy'])
-def test_build_onto_a_stand_in_is_refused_and_changes_nothing(pth_writer, tmp_path, rng,
+def test_build_onto_a_stand_in_is_refused_and_changes_nothing(tmp_path, rng,
                                                               payload, layout):
     evil = tmp_path / 'evil.pth'
-    _write_raw_pickle(evil, BUILD_PAYLOADS[payload], layout, pth_writer)
+    malicious_pickles.write_raw_pickle(evil, malicious_pickles.BUILD_PAYLOADS[payload], layout)
     with pytest.raises(torch_pth.UnsafePickleError, match='BUILD') as info:
         torch_pth.load_torch_file(evil)
     assert str(evil) in str(info.value)
@@ -225,7 +171,7 @@ def test_build_onto_a_stand_in_is_refused_and_changes_nothing(pth_writer, tmp_pa
         numpy.testing.assert_array_equal(state[name], array)
 
 
-def _write_sample(pth_writer, path, layout):
+def _write_sample(path, layout):
     t = pth_writer.tensor('0', numpy.arange(64, dtype=numpy.float32).reshape(8, 8))
     write = pth_writer.write_zip if layout == 'zip' else pth_writer.write_legacy
     write(path, {'w': t}, [t])
@@ -233,16 +179,16 @@ def _write_sample(pth_writer, path, layout):
 
 @pytest.mark.parametrize('cut', [0.3, 0.9, 0.99], ids=['30%', '90%', '99%'])
 @pytest.mark.parametrize('layout', ['zip', 'legacy'])
-def test_truncated_file_names_the_file(pth_writer, tmp_path, layout, cut):
+def test_truncated_file_names_the_file(tmp_path, layout, cut):
     path = tmp_path / 'x.pth'
-    _write_sample(pth_writer, path, layout)
+    _write_sample(path, layout)
     data = path.read_bytes()
     path.write_bytes(data[:int(len(data) * cut)])
     with pytest.raises(errors.CorruptFileError, match='x.pth'):
         torch_pth.load_torch_file(path)
 
 
-def test_storage_shorter_than_declared(pth_writer, tmp_path):
+def test_storage_shorter_than_declared(tmp_path):
     t = pth_writer.tensor('0', numpy.zeros(8, numpy.float32))
     pth_writer.write_zip(tmp_path / 'a.pth', {'w': t}, [t])
     with zipfile.ZipFile(tmp_path / 'a.pth') as src, \
@@ -254,7 +200,7 @@ def test_storage_shorter_than_declared(pth_writer, tmp_path):
         torch_pth.load_torch_file(tmp_path / 'b.pth')
 
 
-def test_view_outside_storage(pth_writer, tmp_path):
+def test_view_outside_storage(tmp_path):
     t = pth_writer.Tensor('0', numpy.zeros(6, numpy.float32), 2, (2, 3), (3, 1))
     pth_writer.write_zip(tmp_path / 'x.pth', {'w': t}, [t])
     with pytest.raises(errors.CorruptFileError, match='does not fit'):
@@ -277,7 +223,7 @@ def test_zip_without_data_pkl(tmp_path):
         torch_pth.load_torch_file(tmp_path / 'x.pth')
 
 
-def test_no_tensors(pth_writer, tmp_path):
+def test_no_tensors(tmp_path):
     pth_writer.write_zip(tmp_path / 'x.pth', {'epoch': 3})
     with pytest.raises(errors.CorruptFileError, match='epoch'):
         torch_pth.load_torch_file(tmp_path / 'x.pth')

@@ -8,16 +8,9 @@ loaded into cvzoo through the 'coco_voc' key (the path a downloaded file takes);
 agree.
 """
 
-import importlib.util
-import pathlib
-
 import pytest
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_torchvision_segmenters',
-    pathlib.Path(__file__).parent / 'torchvision_segmenters.py')
-checks = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(checks)
+from tests.helpers import torchvision_segmenters as checks
 
 pytestmark = pytest.mark.reference
 _SLOW = pytest.mark.slow

@@ -1,8 +1,5 @@
 """MobileNetV2: shapes, pick, width, predict, heads, torchvision weight loading."""
 
-import importlib.util
-import pathlib
-
 import numpy
 import PIL.Image
 import pytest
@@ -12,12 +9,7 @@ from cvzoo.core import config
 from cvzoo.models import zoo
 from cvzoo.models.classification.mobilenet import blocks, mobilenet_v2
 from cvzoo.testing import assert_is_classification_model
-
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_mobilenet_layout', pathlib.Path(__file__).with_name('torchvision_layout.py'))
-layout = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(layout)
-weight_files = layout.weight_files()
+from tests.helpers import mobilenet_layout, pth_writer
 
 SMALL = zoo.Preset(size=64, mean=(120.0, 115.0, 100.0), std=(60.0, 60.0, 60.0),
                    crop_fraction=0.875)
@@ -110,8 +102,8 @@ def test_reset_head(model):
 
 
 def test_load_torchvision_pth(tmp_path):
-    state = layout.mobilenet_v2_state(numpy.random.default_rng(2))
-    weight_files.write_pth(tmp_path / 'mnv2.pth', state)
+    state = mobilenet_layout.mobilenet_v2_state(numpy.random.default_rng(2))
+    pth_writer.write_state_dict(tmp_path / 'mnv2.pth', state)
     net = mobilenet_v2.MobileNetV2(pretrained_model=tmp_path / 'mnv2.pth')
     expected = {
         'conv/conv/W': 'features.0.0.weight', 'conv/bn/avg_var': 'features.0.1.running_var',
@@ -130,8 +122,8 @@ def test_load_torchvision_pth(tmp_path):
 
 
 def test_zoo_key_with_other_n_class_loads_all_but_the_head(tmp_path, monkeypatch):
-    state = layout.mobilenet_v2_state(numpy.random.default_rng(3))
-    weight_files.write_pth(tmp_path / 'mobilenet_v2-b0353104.pth', state)
+    state = mobilenet_layout.mobilenet_v2_state(numpy.random.default_rng(3))
+    pth_writer.write_state_dict(tmp_path / 'mobilenet_v2-b0353104.pth', state)
     monkeypatch.setattr(zoo, 'fetch_weights',
                         lambda entry: [str(tmp_path / entry.main_file.file_name)])
     net = mobilenet_v2.MobileNetV2(n_class=4, pretrained_model='imagenet')
@@ -141,10 +133,10 @@ def test_zoo_key_with_other_n_class_loads_all_but_the_head(tmp_path, monkeypatch
 
 
 def test_wrong_file_reports_every_key(tmp_path):
-    state = layout.mobilenet_v2_state(numpy.random.default_rng(4), n_class=7)
+    state = mobilenet_layout.mobilenet_v2_state(numpy.random.default_rng(4), n_class=7)
     del state['features.5.conv.1.0.weight']
     state['features.3.conv.0.0.weight'] = state['features.3.conv.0.0.weight'][:100]
-    weight_files.write_pth(tmp_path / 'bad.pth', state)
+    pth_writer.write_state_dict(tmp_path / 'bad.pth', state)
     with pytest.raises(errors.WeightLoadError) as info:
         mobilenet_v2.MobileNetV2(pretrained_model=tmp_path / 'bad.pth')
     message = str(info.value)
@@ -153,7 +145,7 @@ def test_wrong_file_reports_every_key(tmp_path):
         assert part in message, message
     state['features.19.0.weight'] = state.pop('classifier.1.weight')
     state['features.2.conv.9.weight'] = state['classifier.1.bias']
-    weight_files.write_pth(tmp_path / 'foreign.pth', state)
+    pth_writer.write_state_dict(tmp_path / 'foreign.pth', state)
     with pytest.raises(errors.WeightLoadError,
                        match=r'features\.19\.0\.weight, features\.2\.conv\.9\.weight'):
         mobilenet_v2.MobileNetV2(pretrained_model=tmp_path / 'foreign.pth')

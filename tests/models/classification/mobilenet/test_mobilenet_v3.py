@@ -1,8 +1,5 @@
 """MobileNetV3-Large: shapes, pick, SE blocks, predict, heads, torchvision weight loading."""
 
-import importlib.util
-import pathlib
-
 import numpy
 import PIL.Image
 import pytest
@@ -12,12 +9,7 @@ from cvzoo.core import config
 from cvzoo.models import zoo
 from cvzoo.models.classification.mobilenet import blocks, mobilenet_v3
 from cvzoo.testing import assert_is_classification_model
-
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_mobilenet_v3_layout', pathlib.Path(__file__).with_name('torchvision_layout.py'))
-layout = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(layout)
-weight_files = layout.weight_files()
+from tests.helpers import mobilenet_layout, pth_writer
 
 SMALL = zoo.Preset(size=64, mean=(120.0, 115.0, 100.0), std=(60.0, 60.0, 60.0),
                    crop_fraction=0.875)
@@ -53,7 +45,7 @@ def test_output_shapes_and_pick(model):
 
 def test_blocks_follow_table_1(model):
     for name, (in_channels, k, expanded, out, hidden) in zip(mobilenet_v3.BLOCK_NAMES,
-                                                             layout.V3_BLOCKS):
+                                                             mobilenet_layout.V3_BLOCKS):
         block = getattr(model, name)
         assert block.depthwise.conv.W.shape == (expanded, 1, k, k), name
         assert block.project.conv.W.shape == (out, expanded, 1, 1), name
@@ -92,8 +84,8 @@ def test_reset_head(model):
 
 
 def test_load_torchvision_pth(tmp_path):
-    state = layout.mobilenet_v3_large_state(numpy.random.default_rng(2))
-    weight_files.write_pth(tmp_path / 'mnv3.pth', state)
+    state = mobilenet_layout.mobilenet_v3_large_state(numpy.random.default_rng(2))
+    pth_writer.write_state_dict(tmp_path / 'mnv3.pth', state)
     net = mobilenet_v3.MobileNetV3Large(pretrained_model=tmp_path / 'mnv3.pth')
     expected = {
         'conv/bn/gamma': 'features.0.1.weight',
@@ -111,10 +103,10 @@ def test_load_torchvision_pth(tmp_path):
 
 
 def test_wrong_file_reports_every_key(tmp_path):
-    state = layout.mobilenet_v3_large_state(numpy.random.default_rng(4), n_class=7)
+    state = mobilenet_layout.mobilenet_v3_large_state(numpy.random.default_rng(4), n_class=7)
     del state['features.12.block.2.fc2.weight']
     state['features.16.0.weight'] = state['features.16.0.weight'][:, :8]
-    weight_files.write_pth(tmp_path / 'bad.pth', state)
+    pth_writer.write_state_dict(tmp_path / 'bad.pth', state)
     with pytest.raises(errors.WeightLoadError) as info:
         mobilenet_v3.MobileNetV3Large(pretrained_model=tmp_path / 'bad.pth')
     message = str(info.value)
@@ -122,7 +114,7 @@ def test_wrong_file_reports_every_key(tmp_path):
                  '(7, 1280)', 'bad.pth'):
         assert part in message, message
     state['features.4.block.2.fc3.weight'] = state.pop('classifier.3.weight')
-    weight_files.write_pth(tmp_path / 'foreign.pth', state)
+    pth_writer.write_state_dict(tmp_path / 'foreign.pth', state)
     with pytest.raises(errors.WeightLoadError, match=r'features\.4\.block\.2\.fc3\.weight'):
         mobilenet_v3.MobileNetV3Large(pretrained_model=tmp_path / 'foreign.pth')
 

@@ -6,23 +6,11 @@ both keys ('imagenet': resize 256, 'imagenet_v2': resize 232; crop 224) and pred
 must agree.
 """
 
-import importlib.util
-import pathlib
-
 import numpy
 import pytest
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_torchvision_classifiers',
-    pathlib.Path(__file__).parents[1] / 'torchvision_classifiers.py')
-checks = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(checks)
-
-_layout_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_mobilenet_reference_layout', pathlib.Path(__file__).with_name(
-        'torchvision_layout.py'))
-layout = importlib.util.module_from_spec(_layout_spec)
-_layout_spec.loader.exec_module(layout)
+from tests.helpers import mobilenet_layout
+from tests.helpers import torchvision_classifiers as checks
 
 pytestmark = pytest.mark.reference
 KEYS = ('imagenet', 'imagenet_v2')
@@ -36,10 +24,10 @@ def pair(request, torchvision, tmp_path_factory):
 
 
 def test_spelled_out_layout_is_torchvisions(pair):
-    """torchvision_layout.py (used by the torch-free tests) names and shapes every array
+    """mobilenet_layout.py (used by the torch-free tests) names and shapes every array
     of torchvision's state dict."""
     name, net, _model = pair
-    spelled_out = getattr(layout, f'{name}_state')(numpy.random.default_rng(0))
+    spelled_out = getattr(mobilenet_layout, f'{name}_state')(numpy.random.default_rng(0))
     real = net.state_dict()
     assert list(spelled_out) == list(real)
     assert [v.shape for v in spelled_out.values()] == [tuple(v.shape) for v in real.values()]

@@ -1,8 +1,5 @@
 """ResNet-50/101/152 and ResNeXt-50: shapes, pick, predict, heads, weight loading."""
 
-import importlib.util
-import pathlib
-
 import numpy
 import PIL.Image
 import pytest
@@ -12,11 +9,7 @@ from cvzoo.core import config, initializers
 from cvzoo.models import zoo
 from cvzoo.models.classification.resnet import resnet, resnext
 from cvzoo.testing import assert_is_classification_model
-
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_cls_weight_files', pathlib.Path(__file__).with_name('weight_files.py'))
-weight_files = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(weight_files)
+from tests.helpers import classifier_weight_files, pth_writer
 
 SMALL = zoo.Preset(size=64, mean=(120.0, 115.0, 100.0), std=(60.0, 60.0, 60.0),
                    crop_fraction=0.875)
@@ -121,8 +114,8 @@ def _param(model, key):
 @pytest.mark.parametrize('arch', ['fb', 'he'])
 def test_load_torchvision_pth(tmp_path, arch):
     rng = numpy.random.default_rng(2)
-    state = weight_files.torchvision_resnet_state(rng, conv1_bias=arch == 'he')
-    weight_files.write_pth(tmp_path / 'r50.pth', state)
+    state = classifier_weight_files.torchvision_resnet_state(rng, conv1_bias=arch == 'he')
+    pth_writer.write_state_dict(tmp_path / 'r50.pth', state)
     model = resnet.ResNet50(pretrained_model=tmp_path / 'r50.pth', arch=arch)
     for key, value in _torchvision_to_expected(state).items():
         numpy.testing.assert_array_equal(_param(model, key), value, err_msg=key)
@@ -132,7 +125,7 @@ def test_load_torchvision_pth(tmp_path, arch):
 def test_load_chainercv_npz_and_fine_tune_head(tmp_path):
     rng = numpy.random.default_rng(3)
     source = resnet.ResNet50(arch='he', initialW=initializers.Zero())
-    arrays = weight_files.randomize(weight_files.model_arrays(source), rng)
+    arrays = classifier_weight_files.randomize(classifier_weight_files.model_arrays(source), rng)
     for key in ('conv1/conv/b', 'res2/a/residual_conv/bn/avg_mean', 'res4/b5/conv1/conv/W'):
         assert key in arrays  # ChainerCV's names
     numpy.savez(tmp_path / 'r50_he.npz', **{'/' + k: v for k, v in arrays.items()})
@@ -145,10 +138,10 @@ def test_load_chainercv_npz_and_fine_tune_head(tmp_path):
 
 def test_wrong_file_reports_every_key(tmp_path):
     rng = numpy.random.default_rng(4)
-    state = weight_files.torchvision_resnet_state(rng, n_class=7)
+    state = classifier_weight_files.torchvision_resnet_state(rng, n_class=7)
     del state['layer3.1.conv2.weight']
     state['layer2.0.conv1.weight'] = state['layer2.0.conv1.weight'][:, :10]
-    weight_files.write_pth(tmp_path / 'bad.pth', state)
+    pth_writer.write_state_dict(tmp_path / 'bad.pth', state)
     with pytest.raises(errors.WeightLoadError) as info:
         resnet.ResNet50(pretrained_model=tmp_path / 'bad.pth')
     message = str(info.value)
@@ -157,15 +150,15 @@ def test_wrong_file_reports_every_key(tmp_path):
         assert part in message, message
     state['head.weight'] = state.pop('fc.weight')
     state['layer1.0.extra.weight'] = state['fc.bias']
-    weight_files.write_pth(tmp_path / 'foreign.pth', state)
+    pth_writer.write_state_dict(tmp_path / 'foreign.pth', state)
     with pytest.raises(errors.WeightLoadError, match='head.weight, layer1.0.extra.weight'):
         resnet.ResNet50(pretrained_model=tmp_path / 'foreign.pth')
 
 
 def test_zoo_key_with_other_n_class_loads_all_but_the_head(tmp_path, monkeypatch):
     rng = numpy.random.default_rng(5)
-    state = weight_files.torchvision_resnet_state(rng)
-    weight_files.write_pth(tmp_path / 'resnet50-0676ba61.pth', state)
+    state = classifier_weight_files.torchvision_resnet_state(rng)
+    pth_writer.write_state_dict(tmp_path / 'resnet50-0676ba61.pth', state)
     monkeypatch.setattr(zoo, 'fetch_weights', lambda entry: [str(tmp_path / entry.main_file.file_name)])
     model = resnet.ResNet50(n_class=4, pretrained_model='imagenet')
     assert model.fc6.W.shape == (4, 2048) and model.label_names is None

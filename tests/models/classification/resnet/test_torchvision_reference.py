@@ -6,26 +6,14 @@ both keys ('imagenet': resize 256, 'imagenet_v2': resize 232; crop 224) and pred
 must agree.
 """
 
-import importlib.util
-import pathlib
-
 import numpy
 import pytest
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_torchvision_classifiers',
-    pathlib.Path(__file__).parents[1] / 'torchvision_classifiers.py')
-checks = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(checks)
-
-_files_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_resnet_reference_weight_files',
-    pathlib.Path(__file__).with_name('weight_files.py'))
-weight_files = importlib.util.module_from_spec(_files_spec)
-_files_spec.loader.exec_module(weight_files)
+from tests.helpers import classifier_weight_files
+from tests.helpers import torchvision_classifiers as checks
 
 pytestmark = pytest.mark.reference
-# arguments of weight_files.torchvision_resnet_state that spell out each model
+# arguments of classifier_weight_files.torchvision_resnet_state that spell out each model
 LAYOUTS = {'resnet50': {}, 'resnet101': {'blocks': (3, 4, 23, 3)},
            'resnet152': {'blocks': (3, 8, 36, 3)},
            'resnext50_32x4d': {'width': 128, 'groups': 32}}
@@ -45,11 +33,11 @@ def pair(request, torchvision, tmp_path_factory):
 
 
 def test_spelled_out_layout_is_torchvisions(pair):
-    """weight_files.py (used by the torch-free tests) names and shapes every array of
-    torchvision's state dict."""
+    """classifier_weight_files.py (used by the torch-free tests) names and shapes every
+    array of torchvision's state dict."""
     name, net, _model = pair
-    spelled_out = weight_files.torchvision_resnet_state(numpy.random.default_rng(0),
-                                                        **LAYOUTS[name])
+    spelled_out = classifier_weight_files.torchvision_resnet_state(
+        numpy.random.default_rng(0), **LAYOUTS[name])
     real = net.state_dict()
     assert list(spelled_out) == list(real)
     assert [v.shape for v in spelled_out.values()] == [tuple(v.shape) for v in real.values()]

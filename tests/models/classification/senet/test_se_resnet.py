@@ -1,8 +1,5 @@
 """SE-ResNet and SE-ResNeXt: SE blocks, fixed arch, shapes, pick, ChainerCV npz loading."""
 
-import importlib.util
-import pathlib
-
 import numpy
 import pytest
 
@@ -10,12 +7,7 @@ from cvzoo.core import config, initializers
 from cvzoo.models import zoo
 from cvzoo.models.classification.senet import se_resnet, se_resnext
 from cvzoo.testing import assert_is_classification_model
-
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_cls_weight_files_se',
-    pathlib.Path(__file__).parents[1] / 'resnet' / 'weight_files.py')
-weight_files = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(weight_files)
+from tests.helpers import classifier_weight_files
 
 
 def _forward(model, x):
@@ -49,7 +41,8 @@ def test_se_resnet50_predict(se_resnet50):
 
 def test_se_resnet50_loads_a_chainercv_npz(se_resnet50, tmp_path):
     rng = numpy.random.default_rng(1)
-    arrays = weight_files.randomize(weight_files.model_arrays(se_resnet50), rng)
+    arrays = classifier_weight_files.randomize(
+        classifier_weight_files.model_arrays(se_resnet50), rng)
     for key in ('res2/a/se/down/W', 'res2/a/se/up/b', 'res5/b2/se/up/W'):
         assert key in arrays  # ChainerCV's SEBlock names
     numpy.savez(tmp_path / 'se.npz', **arrays)

@@ -8,7 +8,6 @@ data README quotes about 66 % for its own PyTorch run, whose resize may differ).
 when the folder is absent.
 """
 
-import importlib.util
 import pathlib
 import shutil
 
@@ -19,11 +18,7 @@ from cvzoo.core import config
 from cvzoo.models import weight_files, zoo
 from cvzoo.models.classification.squeezenet import squeezenet
 from cvzoo.utils import image as image_utils
-
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_real_torch_squeezenet', pathlib.Path(__file__).with_name('torch_squeezenet.py'))
-torch_squeezenet = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(torch_squeezenet)
+from tests.helpers import torch_squeezenet
 
 WEIGHTS = 'weights/squeezenet1_1_deepscale.pth'
 SHA256 = '22e0095aac5c9b6e5728b19652f4bffa94fd019afd406c87435fdcc2a227e3ee'

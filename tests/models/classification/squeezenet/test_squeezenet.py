@@ -1,8 +1,5 @@
 """SqueezeNet 1.0/1.1: shapes, pick, ceil-mode pooling, predict, heads, weight loading."""
 
-import importlib.util
-import pathlib
-
 import numpy
 import PIL.Image
 import pytest
@@ -12,16 +9,7 @@ from cvzoo.core import config
 from cvzoo.models import zoo
 from cvzoo.models.classification.squeezenet import squeezenet
 from cvzoo.testing import assert_is_classification_model
-
-_here = pathlib.Path(__file__).parent
-_spec = importlib.util.spec_from_file_location('cvzoo_tests_torch_squeezenet',
-                                               _here / 'torch_squeezenet.py')
-torch_squeezenet = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(torch_squeezenet)
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_squeezenet_weight_files', _here.parent / 'resnet' / 'weight_files.py')
-weight_files = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(weight_files)
+from tests.helpers import pth_writer, torch_squeezenet
 
 CLASSES = {'1_0': squeezenet.SqueezeNet1_0, '1_1': squeezenet.SqueezeNet1_1}
 SMALL = zoo.Preset(size=48, mean=(120.0, 115.0, 100.0), std=(60.0, 60.0, 60.0))
@@ -87,7 +75,7 @@ def test_reset_head_keeps_the_layer_order(model):
 @pytest.mark.parametrize('version', ['1_0', '1_1'])
 def test_load_torchvision_pth(tmp_path, version):
     state = torch_squeezenet.squeezenet_state(numpy.random.default_rng(2), version)
-    weight_files.write_pth(tmp_path / 'sq.pth', state)
+    pth_writer.write_state_dict(tmp_path / 'sq.pth', state)
     net = CLASSES[version](pretrained_model=tmp_path / 'sq.pth')
     index = {name: args[0] for name, args in
              zip([f'fire{i}' for i in range(2, 10)], torch_squeezenet.FIRES[version])}
@@ -102,7 +90,7 @@ def test_wrong_file_reports_every_key(tmp_path):
     state = torch_squeezenet.squeezenet_state(numpy.random.default_rng(3), '1_1', n_class=7)
     del state['features.6.squeeze.bias']
     state['features.11.expand1x1.weight'] = state['features.11.expand1x1.weight'][:5]
-    weight_files.write_pth(tmp_path / 'bad.pth', state)
+    pth_writer.write_state_dict(tmp_path / 'bad.pth', state)
     with pytest.raises(errors.WeightLoadError) as info:
         squeezenet.SqueezeNet1_1(pretrained_model=tmp_path / 'bad.pth')
     message = str(info.value)
@@ -111,7 +99,7 @@ def test_wrong_file_reports_every_key(tmp_path):
         assert part in message, message
     state['features.5.squeeze.weight'] = state['features.3.squeeze.weight']  # a pool index
     state['classifier.2.weight'] = state['classifier.1.bias']
-    weight_files.write_pth(tmp_path / 'foreign.pth', state)
+    pth_writer.write_state_dict(tmp_path / 'foreign.pth', state)
     with pytest.raises(errors.WeightLoadError,
                        match=r'classifier\.2\.weight, features\.5\.squeeze\.weight'):
         squeezenet.SqueezeNet1_1(pretrained_model=tmp_path / 'foreign.pth')

@@ -5,16 +5,9 @@ through the 'imagenet' key (the path a downloaded file takes); logits, preproces
 (resize 256, crop 224) and predict() must agree.
 """
 
-import importlib.util
-import pathlib
-
 import pytest
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_torchvision_classifiers',
-    pathlib.Path(__file__).parents[1] / 'torchvision_classifiers.py')
-checks = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(checks)
+from tests.helpers import torchvision_classifiers as checks
 
 pytestmark = pytest.mark.reference
 

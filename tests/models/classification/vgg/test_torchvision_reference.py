@@ -5,16 +5,10 @@ through the 'imagenet' key (the path a downloaded file takes); logits (on 64x64,
 7x7 adaptive average pooling repeats cells), preprocessing and predict() must agree.
 """
 
-import importlib.util
-import pathlib
-
 import pytest
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_torchvision_classifiers',
-    pathlib.Path(__file__).parents[1] / 'torchvision_classifiers.py')
-checks = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(checks)
+from tests.helpers import torchvision_classifiers as checks
+
 
 # NOTE: slow: the 528 MB file of VGG16's 138M parameters takes ~30 s to build, write,
 # convert and load here; the preprocessing is ImageClassifier's, checked by the others.

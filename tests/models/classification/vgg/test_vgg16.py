@@ -8,6 +8,7 @@ from cvzoo.core import config, initializers
 from cvzoo.models import zoo
 from cvzoo.models.classification.vgg import vgg16
 from cvzoo.testing import assert_is_classification_model
+from tests.helpers import pth_writer
 
 # torchvision's VGG16 state dict: features.<i> for the 13 convolutions, classifier.<i>
 _CONVS = [(0, 64, 3), (2, 64, 64), (5, 128, 64), (7, 128, 128), (10, 256, 128),
@@ -119,16 +120,10 @@ def test_chainercv_names_pass_through(model):
 
 @pytest.mark.slow
 def test_load_a_full_torchvision_file(tmp_path):
-    import importlib.util
-    import pathlib
-    path = pathlib.Path(__file__).parents[1] / 'resnet' / 'weight_files.py'
-    spec = importlib.util.spec_from_file_location('cvzoo_tests_cls_weight_files_vgg', path)
-    weight_files = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(weight_files)
     rng = numpy.random.default_rng(1)
     state = {k: rng.standard_normal(s, dtype=numpy.float32) * 0.01
              for k, s in _torchvision_shapes().items()}
-    weight_files.write_pth(tmp_path / 'vgg16.pth', state)
+    pth_writer.write_state_dict(tmp_path / 'vgg16.pth', state)
     model = vgg16.VGG16(pretrained_model=tmp_path / 'vgg16.pth')
     numpy.testing.assert_array_equal(model.conv5_3.conv.W.array, state['features.28.weight'])
     numpy.testing.assert_array_equal(model.fc6.W.array, state['classifier.0.weight'])

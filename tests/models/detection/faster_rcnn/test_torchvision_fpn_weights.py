@@ -1,9 +1,6 @@
 """torchvision Faster R-CNN FPN files (written here with torchvision's names and real
 shapes, no torch needed) converted and loaded by FasterRCNNResNet50FPN."""
 
-import importlib.util
-import pathlib
-
 import numpy
 import pytest
 
@@ -11,20 +8,9 @@ from cvzoo import errors
 from cvzoo.core.serializers import dictionary, npz
 from cvzoo.datasets.coco.coco_label_names import coco_label_to_category_id
 from cvzoo.models.detection.faster_rcnn import torchvision_fpn
+from tests.helpers import pth_writer
 
 UNUSED_IDS = (12, 26, 29, 30, 45, 66, 68, 69, 71, 83)  # COCO's ids of no category
-
-TESTS = pathlib.Path(__file__).resolve().parents[3]
-
-
-@pytest.fixture(scope='module')
-def pth_writer():
-    """tests/models/converters/pth_writer.py: writes PyTorch checkpoints without torch."""
-    path = TESTS / 'models' / 'converters' / 'pth_writer.py'
-    spec = importlib.util.spec_from_file_location('cvzoo_tests_fasterrcnn_pth_writer', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _bn(prefix, n, state):
@@ -67,11 +53,6 @@ def torchvision_shapes(new_names=False):
     return state
 
 
-def _write(path, pth_writer, arrays):
-    tensors = [pth_writer.tensor(str(i), a) for i, a in enumerate(arrays.values())]
-    pth_writer.write_zip(path, pth_writer.OrderedDictOf(zip(arrays, tensors)), tensors)
-
-
 def test_parameter_count_is_torchvisions():
     # torchvision's docs: FasterRCNN_ResNet50_FPN_Weights.COCO_V1 num_params 41,755,286
     # (FrozenBatchNorm's weight and bias are buffers there, not parameters)
@@ -83,14 +64,14 @@ def test_parameter_count_is_torchvisions():
 
 # NOTE: slow: a 41.8M-parameter file is written, converted and loaded twice (~12 s here).
 @pytest.mark.slow
-def test_real_shape_file_loads_every_key(tmp_path, rng, pth_writer):
+def test_real_shape_file_loads_every_key(tmp_path, rng):
     shapes = torchvision_shapes()
     arrays = {k: rng.standard_normal(s, dtype=numpy.float32) for k, s in shapes.items()}
     for key, value in arrays.items():
         if key.endswith('running_var'):
             value[...] = numpy.abs(value) + 0.5
     path = tmp_path / 'fasterrcnn.pth'
-    _write(path, pth_writer, arrays)
+    pth_writer.write_state_dict(path, arrays)
     model = torchvision_fpn.FasterRCNNResNet50FPN(pretrained_model=str(path))
     assert (model.n_fg_class, model.n_unused_class, model.label_names) == (80, 10, None)
     assert model.extractor.base.res2.a.conv1.bn.eps == torchvision_fpn.PRETRAINED_BN_EPS
@@ -148,7 +129,7 @@ def _write_npz(path, arrays):
         numpy.savez(handle, **arrays)
 
 
-def test_a_files_predictor_layout_is_read_before_building(tmp_path, pth_writer):
+def test_a_files_predictor_layout_is_read_before_building(tmp_path):
     '''torchvision's 91 COCO classes are 80 labels and 10 unused ones, any other count
     has none; a cvzoo file says how many it has (none when it does not say).'''
     cases = {'coco.pth': ({'roi_heads.box_predictor.cls_score.bias': 91}, (80, 10)),
@@ -162,14 +143,14 @@ def test_a_files_predictor_layout_is_read_before_building(tmp_path, pth_writer):
                   else numpy.asarray(n) for key, n in sizes.items()}
         path = tmp_path / name
         if name.endswith('.pth'):
-            _write(path, pth_writer, arrays)
+            pth_writer.write_state_dict(path, arrays)
         else:
             _write_npz(path, arrays)
         assert torchvision_fpn._file_layout(str(path)) == expected, name
     assert torchvision_fpn._file_layout(str(tmp_path / 'absent.npz')) is None
 
 
-def test_wrong_file_names_every_missing_and_unexpected_key(tmp_path, pth_writer):
+def test_wrong_file_names_every_missing_and_unexpected_key(tmp_path):
     shapes = torchvision_shapes()
     # NOTE: names are checked before shapes, so one number per key is enough here
     arrays = {k: numpy.zeros(1, numpy.float32) for k in shapes
@@ -179,7 +160,7 @@ def test_wrong_file_names_every_missing_and_unexpected_key(tmp_path, pth_writer)
            'rpn.head.conv.1.weight', 'roi_heads.mask_head.0.weight'}
     arrays.update({key: numpy.zeros(1, numpy.float32) for key in bad})
     path = tmp_path / 'wrong.pth'
-    _write(path, pth_writer, arrays)
+    pth_writer.write_state_dict(path, arrays)
     with pytest.raises(errors.WeightLoadError) as info:
         torchvision_fpn.FasterRCNNResNet50FPN(pretrained_model=str(path))
     message = str(info.value)

@@ -11,19 +11,11 @@ NMS: cvzoo drops a box at IoU >= nms_thresh, torchvision at IoU > nms_thresh; wi
 real-valued boxes an IoU of exactly 0.5 does not occur, so the rules agree here.
 """
 
-import importlib.util
-import pathlib
-
 import numpy
 import pytest
 
 from cvzoo.models.detection.retinanet import preprocessing, retinanet
-
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_torchvision_weights', pathlib.Path(__file__).parents[2] /
-    'torchvision_weights.py')
-torchvision_weights = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(torchvision_weights)
+from tests.helpers import torchvision_weights
 
 pytestmark = pytest.mark.reference
 MIN_SIZE, MAX_SIZE = 96, 160

@@ -5,6 +5,7 @@ import pytest
 
 from cvzoo import errors
 from cvzoo.models.detection.retinanet import retinanet
+from tests.helpers import pth_writer
 
 
 def _bn(prefix, n, state):
@@ -48,11 +49,6 @@ def torchvision_shapes(new_names=False):
     return state
 
 
-def _write(path, pth_writer, arrays):
-    tensors = [pth_writer.tensor(str(i), a) for i, a in enumerate(arrays.values())]
-    pth_writer.write_zip(path, pth_writer.OrderedDictOf(zip(arrays, tensors)), tensors)
-
-
 def test_parameter_count_is_torchvisions():
     # torchvision's docs: RetinaNet_ResNet50_FPN_Weights.COCO_V1 num_params 34,014,999
     # (FrozenBatchNorm's weight and bias are buffers there, not parameters)
@@ -70,14 +66,14 @@ def test_parameter_count_is_torchvisions():
 
 
 @pytest.mark.parametrize('new_names', [False, True], ids=['v1_names', 'new_names'])
-def test_real_shape_file_loads_every_key(tmp_path, rng, pth_writer, new_names):
+def test_real_shape_file_loads_every_key(tmp_path, rng, new_names):
     shapes = torchvision_shapes(new_names)
     arrays = {k: rng.standard_normal(s, dtype=numpy.float32) for k, s in shapes.items()}
     for key, value in arrays.items():
         if key.endswith('running_var'):
             value[...] = numpy.abs(value) + 0.5
     path = tmp_path / 'retinanet.pth'
-    _write(path, pth_writer, arrays)
+    pth_writer.write_state_dict(path, arrays)
     model = retinanet.RetinaNetResNet50FPN(pretrained_model=str(path))
     assert model.n_fg_class == 80
     numpy.testing.assert_array_equal(
@@ -94,7 +90,7 @@ def test_real_shape_file_loads_every_key(tmp_path, rng, pth_writer, new_names):
                                      conf_b[:, 13])
 
 
-def test_small_file_maps_and_cuts_the_class_layer(tmp_path, rng, pth_writer):
+def test_small_file_maps_and_cuts_the_class_layer(tmp_path, rng):
     shapes = torchvision_shapes()
     arrays = {k: rng.standard_normal(s, dtype=numpy.float32) for k, s in shapes.items()
               if k.startswith('head.')}
@@ -105,14 +101,14 @@ def test_small_file_maps_and_cuts_the_class_layer(tmp_path, rng, pth_writer):
     assert len(converted) == len(arrays)
 
 
-def test_wrong_file_names_every_bad_key(tmp_path, rng, pth_writer):
+def test_wrong_file_names_every_bad_key(tmp_path, rng):
     arrays = {'backbone.body.conv1.weight': numpy.zeros((64, 3, 7, 7), numpy.float32),
               'backbone.body.layer9.0.conv1.weight': numpy.zeros(1, numpy.float32),
               'backbone.fpn.extra_blocks.p8.weight': numpy.zeros(1, numpy.float32),
               'head.classification_head.conv.1.weight': numpy.zeros(1, numpy.float32),
               'roi_heads.box_predictor.bbox_pred.weight': numpy.zeros(1, numpy.float32)}
     path = tmp_path / 'wrong.pth'
-    _write(path, pth_writer, arrays)
+    pth_writer.write_state_dict(path, arrays)
     with pytest.raises(errors.WeightLoadError) as info:
         retinanet.RetinaNetResNet50FPN(pretrained_model=str(path))
     message = str(info.value)

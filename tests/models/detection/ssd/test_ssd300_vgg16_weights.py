@@ -1,9 +1,6 @@
 """SSD300VGG16 weights: torchvision files (written here with torchvision's names and real
 shapes, no torch needed), the COCO head layout, cvzoo .npz round trips, bad files."""
 
-import importlib.util
-import pathlib
-
 import numpy
 import pytest
 
@@ -12,19 +9,9 @@ from cvzoo.core.serializers import npz
 from cvzoo.datasets.coco.coco_label_names import coco_label_to_category_id
 from cvzoo.models.detection.ssd import ssd_vgg16_torchvision as tv_ssd
 from cvzoo.models.detection.ssd import torchvision_names
+from tests.helpers import pth_writer
 
-TESTS = pathlib.Path(__file__).resolve().parents[3]
 N_ANCHOR = (4, 6, 6, 6, 4, 4)
-
-
-@pytest.fixture(scope='module')
-def pth_writer():
-    """tests/models/converters/pth_writer.py: writes PyTorch checkpoints without torch."""
-    path = TESTS / 'models' / 'converters' / 'pth_writer.py'
-    spec = importlib.util.spec_from_file_location('cvzoo_tests_ssd_tv_pth_writer', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _conv(state, prefix, out_channels, in_channels, ksize):
@@ -57,11 +44,6 @@ def torchvision_shapes(n_class=91):
     return state
 
 
-def _write(path, pth_writer, arrays):
-    tensors = [pth_writer.tensor(str(i), a) for i, a in enumerate(arrays.values())]
-    pth_writer.write_zip(path, pth_writer.OrderedDictOf(zip(arrays, tensors)), tensors)
-
-
 def test_parameter_count_is_torchvisions():
     # torchvision's docs: SSD300_VGG16_Weights.COCO_V1 num_params 35,641,826
     count = sum(int(numpy.prod(shape)) for shape in torchvision_shapes().values())
@@ -77,13 +59,13 @@ def test_coco_column_order():
 
 
 @pytest.fixture(scope='module')
-def coco_file(tmp_path_factory, pth_writer):
+def coco_file(tmp_path_factory):
     """A torchvision-named file with the real shapes and random values, and its arrays."""
     rng = numpy.random.default_rng(5)
     arrays = {key: rng.standard_normal(shape, dtype=numpy.float32)
               for key, shape in torchvision_shapes().items()}
     path = tmp_path_factory.mktemp('ssd_tv') / 'ssd300_vgg16.pth'
-    _write(path, pth_writer, arrays)
+    pth_writer.write_state_dict(path, arrays)
     return path, arrays
 
 
@@ -154,14 +136,14 @@ def test_other_torchvision_class_counts_keep_their_order(rng):
         'head.classification_head.module_list.1.weight']
 
 
-def test_wrong_file_names_every_bad_key(tmp_path, pth_writer):
+def test_wrong_file_names_every_bad_key(tmp_path):
     shapes = torchvision_shapes()
     arrays = {key: numpy.zeros(1, numpy.float32) for key in shapes}
     arrays['backbone.features.3.weight'] = numpy.zeros(1, numpy.float32)
     arrays['backbone.extra.5.0.weight'] = numpy.zeros(1, numpy.float32)
     arrays['head.classification_head.module_list.6.bias'] = numpy.zeros(1, numpy.float32)
     path = tmp_path / 'wrong.pth'
-    _write(path, pth_writer, arrays)
+    pth_writer.write_state_dict(path, arrays)
     with pytest.raises(errors.WeightLoadError) as info:
         tv_ssd.SSD300VGG16(pretrained_model=str(path))
     message = str(info.value)
@@ -171,11 +153,11 @@ def test_wrong_file_names_every_bad_key(tmp_path, pth_writer):
     assert '3 keys' in message and 'backbone.features.0.weight' not in message
 
 
-def test_missing_and_misshaped_keys_are_named_together(tmp_path, pth_writer):
+def test_missing_and_misshaped_keys_are_named_together(tmp_path):
     arrays = {key: numpy.zeros(1, numpy.float32) for key in torchvision_shapes()}
     del arrays['backbone.extra.3.2.bias']
     path = tmp_path / 'missing.pth'
-    _write(path, pth_writer, arrays)
+    pth_writer.write_state_dict(path, arrays)
     with pytest.raises(errors.WeightLoadError) as info:
         tv_ssd.SSD300VGG16(pretrained_model=str(path))
     message = str(info.value)

@@ -1,8 +1,5 @@
 """Tests of DeepLabV3-ResNet50/101, DeepLabHead and ASPP: shapes, branches, weights."""
 
-import importlib.util
-import pathlib
-
 import numpy
 import pytest
 
@@ -12,17 +9,7 @@ from cvzoo.models import zoo
 from cvzoo.models.segmentation.deeplabv3 import deeplabv3
 from cvzoo.models.segmentation.deeplabv3.aspp import ASPP
 from cvzoo.testing import assert_is_semantic_segmentation_model
-
-
-def _load_layout():
-    path = pathlib.Path(__file__).parents[1] / 'fcn' / 'torchvision_layout.py'
-    spec = importlib.util.spec_from_file_location('cvzoo_tests_deeplabv3_layout', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-layout = _load_layout()
+from tests.helpers import segmenter_layout
 
 
 def _test_mode(call, *args):
@@ -118,15 +105,16 @@ def _check_pairs(net, values, pairs):
 
 
 def test_load_a_torchvision_file_with_the_real_shapes(tmp_path):
-    shapes = layout.segmenter_shapes(50, 'deeplab')
-    values = layout.write_constant_pth(tmp_path / 'deeplabv3.pth', shapes)
+    shapes = segmenter_layout.segmenter_shapes(50, 'deeplab')
+    values = segmenter_layout.write_constant_pth(tmp_path / 'deeplabv3.pth', shapes)
     net = deeplabv3.DeepLabV3ResNet50(n_class=21, pretrained_model=tmp_path / 'deeplabv3.pth')
     _check_pairs(net, values, DEEPLAB_PAIRS)
     assert sum(p.size for p in net.params()) == 42004074  # torchvision's num_params
 
 
 def test_an_fcn_file_is_refused_with_every_key_named(tmp_path):
-    layout.write_constant_pth(tmp_path / 'fcn.pth', layout.segmenter_shapes(50, 'fcn'))
+    segmenter_layout.write_constant_pth(tmp_path / 'fcn.pth',
+                                        segmenter_layout.segmenter_shapes(50, 'fcn'))
     with pytest.raises(errors.WeightLoadError) as info:
         deeplabv3.DeepLabV3ResNet50(n_class=21, pretrained_model=tmp_path / 'fcn.pth')
     message = str(info.value)
@@ -137,8 +125,8 @@ def test_an_fcn_file_is_refused_with_every_key_named(tmp_path):
 
 @pytest.mark.slow
 def test_load_deeplabv3_resnet101_with_the_real_shapes(tmp_path):
-    values = layout.write_constant_pth(tmp_path / 'd101.pth',
-                                       layout.segmenter_shapes(101, 'deeplab'))
+    values = segmenter_layout.write_constant_pth(tmp_path / 'd101.pth',
+                                       segmenter_layout.segmenter_shapes(101, 'deeplab'))
     net = deeplabv3.DeepLabV3ResNet101(n_class=21, pretrained_model=tmp_path / 'd101.pth')
     _check_pairs(net, values, DEEPLAB_PAIRS)
     assert sum(p.size for p in net.params()) == 60996202

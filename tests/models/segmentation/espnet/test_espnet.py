@@ -12,6 +12,7 @@ from cvzoo.models import zoo
 from cvzoo.models.converters import file_format
 from cvzoo.models.segmentation.espnet import espnet
 from cvzoo.testing import assert_is_semantic_segmentation_model
+from tests.helpers import espnet_keys, pth_writer
 
 REAL_FILE = 'weights/espnet_p_2_q_8_camvid.pth'
 
@@ -95,21 +96,16 @@ def test_torch_name_examples():
     assert espnet.torch_name('bn_l3/N') is None
 
 
-def _fake_state(espnet_keys, rng, n_out=12):
+def _fake_state(rng, n_out=12):
     shapes = espnet_keys.espnet_state_shapes(n_out)
     return {name: rng.uniform(0.5, 1.5, shape).astype(numpy.float32)
             for name, shape in shapes.items()}
 
 
-def _write(path, pth_writer, state):
-    tensors = [pth_writer.tensor(str(i), a) for i, a in enumerate(state.values())]
-    pth_writer.write_legacy(path, pth_writer.OrderedDictOf(zip(state, tensors)), tensors)
-
-
-def test_convert_a_written_pth_consumes_every_key(tmp_path, rng, pth_writer, espnet_keys):
-    state = _fake_state(espnet_keys, rng)
+def test_convert_a_written_pth_consumes_every_key(tmp_path, rng):
+    state = _fake_state(rng)
     path = tmp_path / 'espnet.pth'
-    _write(path, pth_writer, state)
+    pth_writer.write_state_dict(path, state, layout='legacy')
     model = espnet.ESPNet(n_class=11, pretrained_model=path, void_channel=True)
     checks = {'encoder/level2/1/d8/W': 'encoder.level2.1.d8.conv.weight',
               'encoder/b3/bn/avg_mean': 'encoder.b3.bn.running_mean',
@@ -132,8 +128,8 @@ def _link(model, path):
 
 
 @pytest.mark.parametrize('change', ['extra', 'missing'], ids=['extra_key', 'missing_key'])
-def test_convert_names_leftover_and_missing_keys(change, rng, espnet_keys):
-    state = _fake_state(espnet_keys, rng)
+def test_convert_names_leftover_and_missing_keys(change, rng):
+    state = _fake_state(rng)
     if change == 'extra':
         state['encoder.level4.weight'] = numpy.zeros(3, numpy.float32)
     else:
@@ -146,11 +142,11 @@ def test_convert_names_leftover_and_missing_keys(change, rng, espnet_keys):
         model.convert_weights(state, 'chainercv')
 
 
-def test_key_with_other_n_class_remakes_the_head(tmp_path, rng, pth_writer, espnet_keys,
+def test_key_with_other_n_class_remakes_the_head(tmp_path, rng,
                                                   monkeypatch):
-    state = _fake_state(espnet_keys, rng)
+    state = _fake_state(rng)
     path = tmp_path / 'espnet_p_2_q_8_camvid.pth'
-    _write(path, pth_writer, state)
+    pth_writer.write_state_dict(path, state, layout='legacy')
     monkeypatch.setattr(zoo, 'fetch_weights', lambda weights: [str(path)])
     model = espnet.ESPNet(pretrained_model='camvid')
     assert model.n_class == 11 and model.void_channel and len(model.label_names) == 11
@@ -169,7 +165,7 @@ def test_weights_entry_follows_the_schema():
     assert 'espnet' in zoo.list_models('semantic_segmentation')
 
 
-def test_real_file_keys_and_shapes(shared_data, espnet_keys):
+def test_real_file_keys_and_shapes(shared_data):
     raw = file_format.read_weight_file(shared_data / REAL_FILE)
     expected = espnet_keys.espnet_state_shapes()
     assert {k: tuple(v.shape) for k, v in raw.items()} == dict(expected)

@@ -1,8 +1,6 @@
 """Tests of FCN-ResNet50/101 and their base: shapes, dilation, predict(), heads, weights."""
 
 import dataclasses
-import importlib.util
-import pathlib
 
 import numpy
 import pytest
@@ -12,17 +10,7 @@ from cvzoo.core import config
 from cvzoo.models import zoo
 from cvzoo.models.segmentation.fcn import fcn, presets
 from cvzoo.testing import assert_is_semantic_segmentation_model
-
-
-def _load_layout():
-    path = pathlib.Path(__file__).parent / 'torchvision_layout.py'
-    spec = importlib.util.spec_from_file_location('cvzoo_tests_fcn_layout', path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-layout = _load_layout()
+from tests.helpers import segmenter_layout
 
 
 def _forward(model, x, aux=False):
@@ -141,25 +129,26 @@ FCN_PAIRS = {
 
 
 def test_load_a_torchvision_file_with_the_real_shapes(tmp_path):
-    shapes = layout.segmenter_shapes(50, 'fcn')
-    values = layout.write_constant_pth(tmp_path / 'fcn_resnet50.pth', shapes)
+    shapes = segmenter_layout.segmenter_shapes(50, 'fcn')
+    values = segmenter_layout.write_constant_pth(tmp_path / 'fcn_resnet50.pth', shapes)
     net = fcn.FCNResNet50(n_class=21, pretrained_model=tmp_path / 'fcn_resnet50.pth')
     _check_pairs(net, values, FCN_PAIRS)
     assert net.backbone.res4.b2.conv1.bn.N == 0
 
 
 def test_aux_keys_are_dropped_without_the_aux_head(tmp_path):
-    layout.write_constant_pth(tmp_path / 'fcn.pth', layout.segmenter_shapes(50, 'fcn'))
+    segmenter_layout.write_constant_pth(tmp_path / 'fcn.pth',
+                                        segmenter_layout.segmenter_shapes(50, 'fcn'))
     net = fcn.FCNResNet50(n_class=21, pretrained_model=tmp_path / 'fcn.pth', aux=False)
     assert not hasattr(net, 'aux_classifier')
 
 
 def test_wrong_file_names_every_bad_key(tmp_path):
-    shapes = layout.segmenter_shapes(50, 'fcn')
+    shapes = segmenter_layout.segmenter_shapes(50, 'fcn')
     del shapes['backbone.layer3.2.conv2.weight']
     shapes['backbone.layer5.0.conv1.weight'] = (1, 1, 1, 1)
     shapes['classifier.4.weight'] = (7, 512, 1, 1)
-    layout.write_constant_pth(tmp_path / 'bad.pth', shapes)
+    segmenter_layout.write_constant_pth(tmp_path / 'bad.pth', shapes)
     with pytest.raises(errors.WeightLoadError) as info:
         fcn.FCNResNet50(n_class=21, pretrained_model=tmp_path / 'bad.pth')
     message = str(info.value)
@@ -170,8 +159,8 @@ def test_wrong_file_names_every_bad_key(tmp_path):
 
 def test_zoo_key_with_other_n_class_loads_all_but_the_heads(tmp_path, monkeypatch):
     entry = fcn.FCNResNet50.weights['coco_voc']
-    values = layout.write_constant_pth(tmp_path / entry.main_file.file_name,
-                                       layout.segmenter_shapes(50, 'fcn'))
+    values = segmenter_layout.write_constant_pth(tmp_path / entry.main_file.file_name,
+                                       segmenter_layout.segmenter_shapes(50, 'fcn'))
     monkeypatch.setattr(zoo, 'fetch_weights',
                         lambda weights: [str(tmp_path / weights.main_file.file_name)])
     net = fcn.FCNResNet50(n_class=3, pretrained_model='coco_voc')
@@ -184,8 +173,8 @@ def test_zoo_key_with_other_n_class_loads_all_but_the_heads(tmp_path, monkeypatc
 
 @pytest.mark.slow
 def test_load_fcn_resnet101_with_the_real_shapes(tmp_path):
-    values = layout.write_constant_pth(tmp_path / 'fcn101.pth',
-                                       layout.segmenter_shapes(101, 'fcn'))
+    values = segmenter_layout.write_constant_pth(tmp_path / 'fcn101.pth',
+                                       segmenter_layout.segmenter_shapes(101, 'fcn'))
     net = fcn.FCNResNet101(n_class=21, pretrained_model=tmp_path / 'fcn101.pth')
     _check_pairs(net, values, {'backbone/res4/b22/conv3/bn/avg_var':
                                'backbone.layer3.22.bn3.running_var', **FCN_PAIRS})

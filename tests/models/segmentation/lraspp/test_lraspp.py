@@ -2,8 +2,6 @@
 
 import collections
 import dataclasses
-import importlib.util
-import pathlib
 
 import numpy
 import pytest
@@ -14,21 +12,7 @@ from cvzoo.models import zoo
 from cvzoo.models.segmentation.lraspp import lraspp
 from cvzoo.models.segmentation.lraspp.lraspp_head import LRASPPHead
 from cvzoo.testing import assert_is_semantic_segmentation_model
-
-_CLASSIFICATION = pathlib.Path(__file__).resolve().parents[2] / 'classification'
-
-
-def _load(path, name):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-mobilenet_layout = _load(_CLASSIFICATION / 'mobilenet' / 'torchvision_layout.py',
-                         'cvzoo_tests_lraspp_mobilenet_layout')
-weight_files = _load(_CLASSIFICATION / 'resnet' / 'weight_files.py',
-                     'cvzoo_tests_lraspp_weight_files')
+from tests.helpers import mobilenet_layout, pth_writer
 
 
 def _test_mode(call, *args):
@@ -138,7 +122,7 @@ PAIRS = {
 
 def test_load_a_torchvision_file(tmp_path, rng):
     state = _torchvision_state(rng)
-    weight_files.write_pth(tmp_path / 'lraspp.pth', state)
+    pth_writer.write_state_dict(tmp_path / 'lraspp.pth', state)
     net = lraspp.LRASPPMobileNetV3Large(n_class=21, pretrained_model=tmp_path / 'lraspp.pth')
     for path, torch_key in PAIRS.items():
         *names, leaf = path.split('/')
@@ -156,7 +140,7 @@ def test_wrong_file_names_every_bad_key(tmp_path, rng):
     del state['backbone.7.block.1.1.running_mean']
     state['classifier.scale.0.weight'] = state.pop('classifier.scale.1.weight')
     state['classifier.low_classifier.bias'] = state['classifier.low_classifier.bias'][:3]
-    weight_files.write_pth(tmp_path / 'bad.pth', state)
+    pth_writer.write_state_dict(tmp_path / 'bad.pth', state)
     with pytest.raises(errors.WeightLoadError) as info:
         lraspp.LRASPPMobileNetV3Large(n_class=21, pretrained_model=tmp_path / 'bad.pth')
     message = str(info.value)

@@ -1,31 +1,13 @@
-"""Write weight files in torchvision and ChainerCV naming for the classifier tests.
+"""Classifier weights in torchvision and ChainerCV naming, for the classifier tests
+(``pth_writer.write_state_dict`` writes a state dict as a .pth).
 
 The torchvision names and shapes are spelled out here from torchvision's ResNet layout
 (not derived from cvzoo's mapping), so that the mapping under test can be wrong.
 """
 
 import collections
-import importlib.util
-import pathlib
 
 import numpy
-
-_WRITER = pathlib.Path(__file__).parents[2] / 'converters' / 'pth_writer.py'
-
-
-def pth_writer():
-    """The pure-Python .pth writer of tests/models/converters."""
-    spec = importlib.util.spec_from_file_location('cvzoo_tests_pth_writer_cls', _WRITER)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def write_pth(path, state):
-    """Write ``state`` (name -> array) as a zip-format PyTorch checkpoint."""
-    writer = pth_writer()
-    tensors = [writer.tensor(str(i), a) for i, a in enumerate(state.values())]
-    writer.write_zip(path, writer.OrderedDictOf(zip(state, tensors)), tensors)
 
 
 def _bn(state, prefix, n, rng):

@@ -6,18 +6,13 @@ tests/conftest.py.
 """
 
 import dataclasses
-import importlib.util
 import pathlib
 
 import numpy
 
 from cvzoo.core import config
 from cvzoo.models import zoo
-
-_HELPERS = pathlib.Path(__file__).parents[1] / 'torchvision_weights.py'
-_spec = importlib.util.spec_from_file_location('cvzoo_tests_torchvision_weights', _HELPERS)
-torchvision_weights = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(torchvision_weights)
+from tests.helpers import torchvision_weights
 
 KEY = 'coco_voc'
 TORCHVISION_WEIGHTS = 'COCO_WITH_VOC_LABELS_V1'
@@ -35,7 +30,7 @@ def build_pair(torchvision, name, folder, seed=0, aux=True):
 
     The torchvision model is built as its published weights are (21 classes, the
     auxiliary head when ``aux``), with random BatchNorm statistics (see
-    tests/models/torchvision_weights.py); the file goes through the 'coco_voc' key.
+    tests/helpers/torchvision_weights.py); the file goes through the 'coco_voc' key.
 
     Returns:
         (torch.nn.Module, cvzoo model): both in test mode.

@@ -8,22 +8,13 @@ ResNet-101 takes a few kilobytes.
 """
 
 import collections
-import importlib.util
-import pathlib
 
 import numpy
 
-_WRITER = pathlib.Path(__file__).resolve().parents[2] / 'converters' / 'pth_writer.py'
+from tests.helpers import pth_writer
+
 BN_LEAVES = ('weight', 'bias', 'running_mean', 'running_var', 'num_batches_tracked')
 N_BLOCKS = {50: (3, 4, 6, 3), 101: (3, 4, 23, 3)}
-
-
-def pth_writer():
-    """tests/models/converters/pth_writer.py."""
-    spec = importlib.util.spec_from_file_location('cvzoo_tests_seg_layout_writer', _WRITER)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def conv(shapes, name, out_channels, in_channels, ksize, bias=False):
@@ -104,14 +95,13 @@ def write_constant_pth(path, shapes):
         dict: name -> the value of its tensor (k + 1 for the k-th float key; the int64
         BN counts are 7).
     """
-    writer = pth_writer()
     tensors, values = [], {}
     for k, (name, shape) in enumerate(shapes.items()):
         is_count = name.endswith('num_batches_tracked')
         values[name] = 7 if is_count else float(k + 1)
         element_type = 'int64' if is_count else 'float32'
         storage = numpy.array([values[name]], dtype=element_type)
-        tensors.append(writer.Tensor(str(k), storage, 0, shape, (0,) * len(shape),
+        tensors.append(pth_writer.Tensor(str(k), storage, 0, shape, (0,) * len(shape),
                                      element_type))
-    writer.write_zip(path, writer.OrderedDictOf(zip(shapes, tensors)), tensors)
+    pth_writer.write_zip(path, pth_writer.OrderedDictOf(zip(shapes, tensors)), tensors)
     return values

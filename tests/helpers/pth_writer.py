@@ -145,6 +145,15 @@ def write_zip(path, obj, tensors=(), archive='archive', byteorder='little', data
         out.writestr(f'{archive}/version', '3\n')
 
 
+def write_state_dict(path, state, layout='zip'):
+    """Write ``state`` (name -> array, in order) as a checkpoint of an OrderedDict of
+    tensors, as ``torch.save(model.state_dict(), path)`` does; ``layout`` 'zip' (torch
+    1.6 and later) or 'legacy'."""
+    tensors = [tensor(str(i), array) for i, array in enumerate(state.values())]
+    write = write_zip if layout == 'zip' else write_legacy
+    write(path, OrderedDictOf(zip(state, tensors)), tensors)
+
+
 def write_legacy(path, obj, tensors=(), views=None):
     """Write ``obj`` as a legacy (pre-1.6) checkpoint.
 

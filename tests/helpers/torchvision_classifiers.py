@@ -5,17 +5,13 @@ runs the checks below on them; torch and torchvision come from the ``torchvision
 fixture of tests/conftest.py.
 """
 
-import importlib.util
 import pathlib
 
 import numpy
 
 from cvzoo.models import zoo
+from tests.helpers import torchvision_weights
 
-_HELPERS = pathlib.Path(__file__).parents[1] / 'torchvision_weights.py'
-_spec = importlib.util.spec_from_file_location('cvzoo_tests_torchvision_weights', _HELPERS)
-torchvision_weights = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(torchvision_weights)
 
 # cvzoo weights key -> torchvision weights enum member of the same file
 TORCHVISION_WEIGHTS = {'imagenet': 'IMAGENET1K_V1', 'imagenet_v2': 'IMAGENET1K_V2'}
@@ -31,7 +27,7 @@ def build_pair(torchvision, name, folder, seed=0):
 
     The torchvision model (``weights=None``, 1000 classes) gets random BatchNorm
     statistics and a classifier scaled to logits of standard deviation 3 (see
-    tests/models/torchvision_weights.py); the file goes through the ``'imagenet'`` key.
+    tests/helpers/torchvision_weights.py); the file goes through the ``'imagenet'`` key.
 
     Returns:
         (torch.nn.Module, cvzoo model): both in test mode.

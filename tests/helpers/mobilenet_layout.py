@@ -6,12 +6,8 @@ test_torchvision_reference.py checks them against torchvision's real models.
 """
 
 import collections
-import importlib.util
-import pathlib
 
 import numpy
-
-_WEIGHT_FILES = pathlib.Path(__file__).parents[1] / 'resnet' / 'weight_files.py'
 
 # (t, c, n, s) of MobileNetV2, the paper's Table 2
 V2_SETTINGS = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
@@ -22,15 +18,6 @@ V3_BLOCKS = ((16, 3, 16, 16, 0), (16, 3, 64, 24, 0), (24, 3, 72, 24, 0), (24, 5,
              (80, 3, 200, 80, 0), (80, 3, 184, 80, 0), (80, 3, 184, 80, 0),
              (80, 3, 480, 112, 120), (112, 3, 672, 112, 168), (112, 5, 672, 160, 168),
              (160, 5, 960, 160, 240), (160, 5, 960, 160, 240))
-
-
-def weight_files():
-    """tests/models/classification/resnet/weight_files.py (write_pth, ...)."""
-    spec = importlib.util.spec_from_file_location('cvzoo_tests_mobilenet_weight_files',
-                                                  _WEIGHT_FILES)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _conv(state, name, rng, *shape, bias=False):

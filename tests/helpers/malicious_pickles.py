@@ -1,0 +1,59 @@
+"""Checkpoints whose pickle tries to run code or to BUILD onto an allowed global, for the
+tests of the restricted .pth reader (tests/models/converters, tests/faults)."""
+
+import builtins
+import os
+import pickle
+import subprocess
+
+from tests.helpers import pth_writer
+
+
+class RunsCode:
+    """Unpickles as ``func(arg)``: what a malicious checkpoint does."""
+
+    def __init__(self, func, arg):
+        self.func, self.arg = func, arg
+
+    def __reduce__(self):
+        return self.func, (self.arg,)
+
+
+def code_payloads(canary):
+    """name -> pickle bytes that create the file ``canary`` when unpickled."""
+    command = f'touch {canary}'
+    code = f'open({str(canary)!r}, "w").close()'
+    return {
+        'os_system': pickle.dumps({'w': RunsCode(os.system, command)}, protocol=2),
+        'builtins_eval': pickle.dumps({'w': RunsCode(builtins.eval, code)}, protocol=2),
+        'builtins_exec': pickle.dumps({'w': RunsCode(builtins.exec, code)}, protocol=2),
+        'subprocess_call': pickle.dumps({'w': RunsCode(subprocess.call,
+                                                       ['touch', str(canary)])}, protocol=4),
+    }
+
+
+def _str_op(text):
+    data = text.encode()
+    return b'X' + len(data).to_bytes(4, 'little') + data
+
+
+# BUILD (``b``) onto an allowed global: the state a file tries to give the reader's stand-in
+BUILD_PAYLOADS = {
+    'storage_dict': b'ctorch\nFloatStorage\n}' + _str_op('name') + _str_op('int32') + b'sb.',
+    'storage_slots': (b'ctorch\nFloatStorage\nN}' + _str_op('name') + _str_op('int32')
+                      + b's\x86b.'),
+    'dtype': b'ctorch\nfloat32\n}' + _str_op('name') + _str_op('int64') + b'sb.',
+    'function': (b'ctorch._utils\n_rebuild_tensor_v2\n}' + _str_op('x') + _str_op('y')
+                 + b'sb.'),
+    'tensor_type': b'ctorch\nTensor\nN}' + _str_op('x') + _str_op('y') + b's\x86b.',
+}
+
+
+def write_raw_pickle(path, data, layout):
+    """Write the pickle bytes ``data`` as a checkpoint of ``layout`` 'zip' or 'legacy'."""
+    if layout == 'zip':
+        pth_writer.write_zip(path, None, data_pkl=data)
+        return
+    headers = b''.join(pickle.dumps(h, protocol=2) for h in (
+        pth_writer.LEGACY_MAGIC, 1001, {'little_endian': True}))
+    path.write_bytes(headers + data + pickle.dumps([], protocol=2))
