@@ -2,10 +2,12 @@
 
 Each image has a plain or noisy background and one to three shapes of random colour
 and size; ``Annotations/<id>.xml`` holds their boxes (VOC's 1-based pixel indices),
-``ImageSets/Main/{train,test}.txt`` the split. The folder trains a detector with
-``scripts/train_ssd.py --dataset PATH`` exactly like a folder of one's own photos.
+``ImageSets/Main/{train,test}.txt`` the split (the first ``--n-train`` ids train, the
+rest test). The folder trains a detector with ``scripts/train_yolo.py --dataset PATH``
+(README.md, "Train a detector on your own images") or ``scripts/train_ssd.py`` exactly
+like a folder of one's own photos.
 
-    python scripts/make_shapes_dataset.py --out shapes --n-train 2000 --n-test 200
+    python scripts/make_shapes_dataset.py --out myshapes --n-train 200 --n-test 50 --size 256
 """
 
 import argparse
