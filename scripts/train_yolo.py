@@ -3,7 +3,7 @@
     python scripts/train_yolo.py --model yolov3 --dataset voc07+12 --pretrained-model voc0712
     python scripts/train_yolo.py --model yolov2_tiny --dataset voc07+12 --iteration 40000
     python scripts/train_yolo.py --model yolo_fastest_xl --pretrained-model voc \\
-        --dataset mydata/ --insize 160 --iteration 120 --batchsize 8 --out result
+        --dataset mydata/ --insize 160 --iteration 200 --batchsize 8 --out result
     python scripts/train_yolo.py --cfg my.cfg --dataset mydata/ --iteration 100
     mpiexec -n 4 python scripts/train_yolo.py --communicator mpi ...
 
