@@ -56,3 +56,21 @@ def test_coco_layout_json_finds_its_image_folder(tmp_path):
         img, mask, label, crowded, area = data.dataset[0]
         assert img.shape == (3, 4, 4) and mask.shape == (0, 4, 4)
         assert data.label_names == ('dog',) and data.use_07_metric is None
+
+
+def test_coco_val2017_in_a_data_dir_keeps_crowds_and_areas(tmp_path):
+    (tmp_path / 'annotations').mkdir()
+    (tmp_path / 'val2017').mkdir()
+    image.write_image(numpy.zeros((3, 5, 6), numpy.float32), tmp_path / 'val2017' / 'c.png')
+    crowd = {'size': [5, 6], 'counts': [0, 10, 20]}  # the first two columns
+    record = {'images': [{'id': 9, 'file_name': 'c.png', 'height': 5, 'width': 6}],
+              'annotations': [{'id': 1, 'image_id': 9, 'category_id': 1, 'iscrowd': 1,
+                               'segmentation': crowd, 'area': 10.0, 'bbox': [0, 0, 2, 5]}],
+              'categories': [{'id': 1, 'name': 'person'}]}
+    (tmp_path / 'annotations' / 'instances_val2017.json').write_text(json.dumps(record))
+    data = registry.load_instance_segmentation_dataset('coco-val2017', MODEL_NAMES,
+                                                       data_dir=str(tmp_path))
+    assert data.protocol == 'coco' and data.label_names == MODEL_NAMES
+    _, mask, label, crowded, area = data.dataset[0]
+    assert mask[0].sum() == 10 and mask[0, :, :2].all()
+    assert label.tolist() == [2] and crowded.tolist() == [True] and area.tolist() == [10.0]
