@@ -12,10 +12,12 @@ Only the batch axis is dynamic: spatial sizes, and every shape the forward compu
 from them, are those of the example input.
 """
 
+import functools
+
 import numpy
 
 from cvzoo.core import backend
-from cvzoo.export import graph_trace, onnx_builder, onnx_layer_ops, onnx_ops
+from cvzoo.export import graph_trace, onnx_builder, onnx_layer_ops, onnx_ops, ssd_postprocess
 from cvzoo.export.unsupported_function_error import UnsupportedFunctionError
 
 TRANSLATIONS = {**onnx_ops.TRANSLATIONS, **onnx_layer_ops.TRANSLATIONS}
@@ -127,17 +129,42 @@ def _value_info(helper, name, node, batched):
     return helper.make_tensor_value_info(name, dtype, shape)
 
 
-def build_model_proto(model, example_input, opset=17):
+def _network_outputs(builder, exporter, graph):
+    """Name the network's outputs ``output`` or ``output_0``, ``output_1``, ..."""
+    single = len(graph.outputs) == 1
+    outputs = []
+    for i, y in enumerate(graph.outputs):
+        name = builder.reserve('output' if single else f'output_{i}')
+        builder.node('Identity', [exporter.name_of(y.node)], [name])
+        outputs.append(_value_info(builder.helper, name, y.node, True))
+    return outputs
+
+
+def build_model_proto(model, example_input, opset=17, with_postprocess=False):
     """Trace ``model`` on ``example_input`` and return the ONNX ModelProto (not saved).
 
     Args and Raises: as :func:`to_onnx`.
     """
     _import_onnx()
-    return graph_to_model_proto(graph_trace.trace(model, example_input), model, opset)
+    postprocess = None
+    if with_postprocess:
+        ssd_postprocess.settings_of(model)  # NOTE: fail before the trace
+        postprocess = functools.partial(ssd_postprocess.add_nodes, model=model)
+    return graph_to_model_proto(graph_trace.trace(model, example_input), model, opset,
+                                postprocess)
 
 
-def graph_to_model_proto(graph, model, opset=17):
+def graph_to_model_proto(graph, model, opset=17, postprocess=None):
     """The ONNX ModelProto of a graph traced from ``model`` (:func:`graph_trace.trace`).
+
+    Args:
+        graph (TracedGraph): the traced forward.
+        model: the traced model (names the graph and the errors).
+        opset (int): the ONNX opset.
+        postprocess (callable or None): ``postprocess(builder, output_names) ->
+            (extra_inputs, outputs)`` appends nodes after the network and returns the
+            graph's further inputs and its outputs (ONNX value infos); None: the
+            network's outputs are the graph's.
 
     Raises: as :func:`to_onnx`.
     """
@@ -151,16 +178,17 @@ def graph_to_model_proto(graph, model, opset=17):
     for function in graph.functions:
         exporter.translate(function, unpooled)
     helper = onnx.helper
-    single = len(graph.outputs) == 1
-    outputs = []
     for i, y in enumerate(graph.outputs):
         if not exporter.batched.get(id(y.node)):
             raise ValueError(f'to_onnx: output {i} of {_model_name(model)} does not depend on '
                              'the input (it was computed outside the recorded graph)')
-        name = builder.reserve('output' if single else f'output_{i}')
-        builder.node('Identity', [exporter.name_of(y.node)], [name])
-        outputs.append(_value_info(helper, name, y.node, exporter.batched.get(id(y.node))))
     inputs = [_value_info(helper, 'input', graph.input.node, True)]
+    if postprocess is None:
+        outputs = _network_outputs(builder, exporter, graph)
+    else:
+        extra_inputs, outputs = postprocess(
+            builder, [exporter.name_of(y.node) for y in graph.outputs])
+        inputs += extra_inputs
     onnx_graph = helper.make_graph(builder.nodes, _model_name(model), inputs, outputs,
                                    initializer=builder.initializers)
     proto = helper.make_model(onnx_graph, opset_imports=[helper.make_opsetid('', opset)],
@@ -169,7 +197,7 @@ def graph_to_model_proto(graph, model, opset=17):
     return proto
 
 
-def to_onnx(model, example_input, path, opset=17):
+def to_onnx(model, example_input, path, opset=17, with_postprocess=False):
     """Export ``model``'s forward pass to an ONNX file.
 
     The model is called once on ``example_input`` in test mode with the graph recorded;
@@ -185,6 +213,10 @@ def to_onnx(model, example_input, path, opset=17):
             of the written graph is dynamic; the other axes are fixed.
         path (str): the .onnx file to write.
         opset (int): the ONNX opset (13 or later).
+        with_postprocess (bool): also write an SSD's decode, NMS and top-k, so that the
+            file gives detections (inputs ``input`` and ``sizes``, outputs
+            ``image_index``, ``bbox``, ``label``, ``score``; see
+            :mod:`cvzoo.export.ssd_postprocess`). SSD detectors only.
 
     Returns:
         str: ``path``.
@@ -193,6 +225,7 @@ def to_onnx(model, example_input, path, opset=17):
         UnsupportedFunctionError: a function of the graph has no ONNX translation; the
             message names it and the model.
         ImportError: the onnx package is not installed (``pip install 'cvzoo[onnx]'``).
+        ValueError: ``with_postprocess`` for a model that is not an SSD.
 
     >>> import numpy as np, tempfile, os
     >>> from cvzoo.core import links as L
@@ -203,6 +236,6 @@ def to_onnx(model, example_input, path, opset=17):
     if opset < 13:
         raise ValueError(f'opset: expected 13 or later, got {opset}')
     onnx = _import_onnx()
-    proto = build_model_proto(model, example_input, opset)
+    proto = build_model_proto(model, example_input, opset, with_postprocess)
     onnx.save(proto, path)
     return path

@@ -21,7 +21,7 @@ from cvzoo import errors
 from cvzoo.core import backend, config
 from cvzoo.models import get_model_class, list_models, model_info
 from cvzoo.models.detection import detector
-from tests.export import batch_statistics
+from tests.export import batch_statistics, same_detections
 
 pytest.importorskip('onnxruntime')
 pytest.importorskip('onnx')
@@ -90,33 +90,6 @@ def _score_margins(model, img):
     return top[-1] - top[-2]
 
 
-def _canonical_order(bbox, label, score, reference_score):
-    """Detections by decreasing score, those within TOL of their neighbour's score (as
-    ``reference_score`` says) sorted among themselves by label and box, so that the
-    order of near-ties, which rounding may swap, does not count."""
-    gap = numpy.diff(reference_score, prepend=numpy.inf) < -TOL
-    group = numpy.cumsum(gap)
-    return numpy.lexsort((bbox[:, 1], bbox[:, 0], label, group))
-
-
-def _assert_same_detections(want, got, imgs):
-    n_detection = 0
-    for i, img in enumerate(imgs):
-        side = max(img.shape[1:])
-        assert len(got[1][i]) == len(want[1][i]), f'image {i}: detection count'
-        order_want = _canonical_order(want[0][i], want[1][i], want[2][i], want[2][i])
-        order_got = _canonical_order(got[0][i], got[1][i], got[2][i], want[2][i])
-        bbox, label, score = (got[k][i][order_got] for k in range(3))
-        numpy.testing.assert_array_equal(label, want[1][i][order_want],
-                                         err_msg=f'image {i} labels')
-        numpy.testing.assert_allclose(score, want[2][i][order_want], atol=TOL,
-                                      err_msg=f'image {i} scores')
-        numpy.testing.assert_allclose(bbox, want[0][i][order_want], atol=TOL * side,
-                                      err_msg=f'image {i} boxes')
-        n_detection += len(want[1][i])
-    assert n_detection > 0, 'no detection to compare: lower score_thresh'
-
-
 @pytest.mark.parametrize('name', _cases())
 def test_onnxruntime_predict_matches_cvzoo(name, build_small_model):
     task, model = build_small_model(name)
@@ -135,7 +108,9 @@ def test_onnxruntime_predict_matches_cvzoo(name, build_small_model):
             assert clear.mean() > 0.5, 'too few pixels with a clear best class'
             numpy.testing.assert_array_equal(got[i][clear], want[i][clear])
     else:
-        _assert_same_detections(want, got, imgs)
+        sizes = [img.shape[1:] for img in imgs]
+        n_detection = same_detections.assert_same_detections(want, got, sizes, TOL)
+        assert n_detection > 0, 'no detection to compare: lower score_thresh'
 
 
 @pytest.mark.parametrize('name', sorted(OWN_PREDICT))
