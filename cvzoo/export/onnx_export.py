@@ -191,8 +191,11 @@ def graph_to_model_proto(graph, model, opset=17, postprocess=None):
         inputs += extra_inputs
     onnx_graph = helper.make_graph(builder.nodes, _model_name(model), inputs, outputs,
                                    initializer=builder.initializers)
-    proto = helper.make_model(onnx_graph, opset_imports=[helper.make_opsetid('', opset)],
-                              producer_name='cvzoo')
+    opset_imports = [helper.make_opsetid('', opset)]
+    # NOTE: the oldest IR version that carries the opset, not the onnx package's newest,
+    # so that onnxruntime releases older than that package can read the file
+    proto = helper.make_model(onnx_graph, opset_imports=opset_imports, producer_name='cvzoo',
+                              ir_version=helper.find_min_ir_version_for(opset_imports))
     onnx.checker.check_model(proto)
     return proto
 

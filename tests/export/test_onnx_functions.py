@@ -156,3 +156,15 @@ def test_unsupported_function_is_named(tmp_path):
 def test_output_computed_outside_the_graph_is_refused(tmp_path):
     with pytest.raises(ValueError, match='does not depend on the input'):
         to_onnx(lambda x: F.relu(x.array * 2), _array(1, 3), str(tmp_path / 'y.onnx'))
+
+
+@pytest.mark.parametrize('opset', [13, 17])
+def test_file_declares_the_oldest_ir_version_of_its_opset(opset, tmp_path):
+    """onnxruntime releases older than the onnx package refuse its newest IR version
+    (onnxruntime 1.30 reads IR 13 at most, onnx 1.23 writes 14 by default)."""
+    import onnx  # noqa: PLC0415
+
+    path = to_onnx(L.Linear(3, 2), _array(1, 3), str(tmp_path / 'linear.onnx'), opset=opset)
+    proto = onnx.load(path)
+    assert proto.ir_version == onnx.helper.find_min_ir_version_for(proto.opset_import)
+    assert proto.ir_version < onnx.IR_VERSION
