@@ -364,8 +364,9 @@ class ElementwiseKernel:
     """A ``cupy.ElementwiseKernel`` on device arrays, its NumPy twin on host arrays.
 
     Made by :func:`elementwise_kernel`; called with the kernel's inputs, returns its
-    outputs (a tuple when it has several). The CUDA kernel is compiled on first use per
-    process, with the arrays' device current.
+    outputs (a tuple when it has several); called with the inputs and the outputs,
+    updates the outputs in place. The CUDA kernel is compiled on first use per process,
+    with the arrays' device current.
     """
 
     def __init__(self, in_params, out_params, operation, name, numpy_fallback):
@@ -374,15 +375,39 @@ class ElementwiseKernel:
         self.numpy_fallback = numpy_fallback
         self._kernel = None
 
-    def __call__(self, *inputs):
-        xp = get_array_module(*inputs)
+    def __call__(self, *args):
+        xp = get_array_module(*args)
         if xp is numpy:
-            return self.numpy_fallback(*inputs)
+            return self.numpy_fallback(*args)
         if self._kernel is None:
             self._kernel = xp.ElementwiseKernel(self.in_params, self.out_params,
                                                 self.operation, self.name)
+        with using_device_of(*args):
+            return self._kernel(*args)
+
+
+class ReductionKernel:
+    """A ``cupy.ReductionKernel`` on device arrays, its NumPy twin on host arrays.
+
+    Made by :func:`reduction_kernel`; called as ``kernel(*inputs, axis=..., keepdims=...)``.
+    """
+
+    def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr,
+                 identity, name, reduce_type, numpy_fallback):
+        self.args = (in_params, out_params, map_expr, reduce_expr, post_map_expr, identity,
+                     name, reduce_type)
+        self.name = name
+        self.numpy_fallback = numpy_fallback
+        self._kernel = None
+
+    def __call__(self, *inputs, axis=None, keepdims=False):
+        xp = get_array_module(*inputs)
+        if xp is numpy:
+            return self.numpy_fallback(*inputs, axis=axis, keepdims=keepdims)
+        if self._kernel is None:
+            self._kernel = xp.ReductionKernel(*self.args[:7], reduce_type=self.args[7])
         with using_device_of(*inputs):
-            return self._kernel(*inputs)
+            return self._kernel(*inputs, axis=axis, keepdims=keepdims)
 
 
 def elementwise_kernel(in_params: str, out_params: str, operation: str, name: str,
@@ -397,7 +422,11 @@ def elementwise_kernel(in_params: str, out_params: str, operation: str, name: st
         numpy_fallback: callable on NumPy arrays giving the same output(s).
 
     Returns:
-        ElementwiseKernel: callable on NumPy or CuPy arrays alike.
+        ElementwiseKernel: callable on NumPy or CuPy arrays alike. Called with the inputs
+        it returns new outputs; called with the inputs followed by the outputs it writes
+        those in place, and the operation may read them first (CuPy's outputs are
+        read-write: ``'v = momentum * v - lr * g'`` updates ``v``). The twin is then
+        called with the same arguments and must update the outputs in place too.
 
     >>> import numpy as np
     >>> squared_diff = elementwise_kernel(
@@ -406,11 +435,45 @@ def elementwise_kernel(in_params: str, out_params: str, operation: str, name: st
     >>> squared_diff(np.array([3.0]), np.array([1.0]))
     array([4.])
     """
-    signature = (in_params, out_params, operation)
-    if _KERNEL_SIGNATURES.setdefault(name, signature) != signature:
-        raise ValueError(f'elementwise_kernel: name {name!r} is taken by another kernel')
-    _KERNEL_TWINS[name] = numpy_fallback
+    _register('elementwise_kernel', name, (in_params, out_params, operation), numpy_fallback)
     return ElementwiseKernel(in_params, out_params, operation, name, numpy_fallback)
+
+
+def reduction_kernel(in_params: str, out_params: str, map_expr: str, reduce_expr: str,
+                     post_map_expr: str, identity: str, name: str, numpy_fallback,
+                     reduce_type: str = None) -> ReductionKernel:
+    """A reduction in one GPU kernel (``cupy.ReductionKernel``) with a NumPy twin.
+
+    Args:
+        in_params, out_params (str): CuPy's declarations, e.g. ``'T x, T m'``, ``'T s'``.
+        map_expr (str): the value of one element, e.g. ``'(x - m) * (x - m)'``.
+        reduce_expr (str): how two partial results ``a`` and ``b`` combine, e.g. ``'a + b'``.
+        post_map_expr (str): the output from the reduced ``a``, e.g. ``'s = a'``.
+        identity (str): the reduction's neutral value, e.g. ``'0'``.
+        name (str): the kernel's name (unique in the process).
+        numpy_fallback: ``f(*inputs, axis, keepdims)`` on NumPy arrays, the same result.
+        reduce_type (str): the C type partial results are kept in (default: the output's).
+
+    Returns:
+        ReductionKernel: callable as ``kernel(*inputs, axis=None, keepdims=False)``.
+
+    >>> import numpy as np
+    >>> sum_sq_dev = reduction_kernel(
+    ...     'T x, T m', 'T s', '(x - m) * (x - m)', 'a + b', 's = a', '0', 'doc_sum_sq_dev',
+    ...     lambda x, m, axis, keepdims: ((x - m) ** 2).sum(axis=axis, keepdims=keepdims))
+    >>> sum_sq_dev(np.array([[1.0, 3.0]]), np.array([[2.0]]), axis=1)
+    array([2.])
+    """
+    _register('reduction_kernel', name, (in_params, out_params, map_expr, reduce_expr,
+                                         post_map_expr, identity, reduce_type), numpy_fallback)
+    return ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr,
+                           identity, name, reduce_type, numpy_fallback)
+
+
+def _register(what, name, signature, numpy_fallback):
+    if _KERNEL_SIGNATURES.setdefault(name, signature) != signature:
+        raise ValueError(f'{what}: name {name!r} is taken by another kernel')
+    _KERNEL_TWINS[name] = numpy_fallback
 
 
 def numpy_twin_of(name: str):

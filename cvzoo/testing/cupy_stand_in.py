@@ -18,8 +18,9 @@ keeps CuPy's rules, so that code which breaks them fails here as it would on a G
   ``int``, ``float``, ``item``, ``tolist``, ``get``, ``asnumpy``, iteration, ``repr``,
   boolean masks, ``nonzero``, ``unique`` and ``synchronize``;
 - ``ufunc.at`` / ``cupyx.scatter_add`` accept only the dtypes CUDA's atomicAdd has;
-- ``ElementwiseKernel`` runs the NumPy twin that ``cvzoo.core.backend.elementwise_kernel``
-  registered under the kernel's name (the CUDA source itself is never compiled here).
+- ``ElementwiseKernel`` and ``ReductionKernel`` run the NumPy twin that
+  ``cvzoo.core.backend.elementwise_kernel`` / ``reduction_kernel`` registered under the
+  kernel's name (the CUDA source itself is never compiled here).
 
 What it cannot prove: that a kernel's CUDA source compiles or is right, cuBLAS/cuDNN
 numerics, streams and asynchrony, memory limits, or speed (see docs/gpu.md).
@@ -652,15 +653,41 @@ class ElementwiseKernel:
             raise TypeError(f'{self.name}: expected {n_in} inputs (and optionally '
                             f'{len(self.out_params)} outputs), got {len(args)} arguments')
         host = [_unwrap(a, self.name) for a in args]
-        results = twin(*host[:n_in])
-        results = results if isinstance(results, tuple) else (results,)
         if len(args) > n_in:
-            for out, result in zip(host[n_in:], results):
-                out[...] = result
+            # outputs given: CuPy reads and writes them in place, so does the twin
+            twin(*host)
             outs = args[n_in:]
             return outs[0] if len(outs) == 1 else tuple(outs)
+        results = twin(*host)
+        results = results if isinstance(results, tuple) else (results,)
         wrapped = tuple(_wrap(numpy.asarray(r)) for r in results)
         return wrapped[0] if len(wrapped) == 1 else wrapped
+
+
+class ReductionKernel:
+    """Checks its signature and runs the NumPy twin registered under its name."""
+
+    def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr,
+                 identity, name='reduce_kernel', reduce_type=None, **options):
+        self.in_params = _parse_params(in_params)
+        self.out_params = _parse_params(out_params)
+        if len(self.out_params) != 1:
+            raise ValueError(f'ReductionKernel {name}: needs exactly one output parameter')
+        for what, text in (('map_expr', map_expr), ('reduce_expr', reduce_expr),
+                           ('post_map_expr', post_map_expr), ('identity', identity)):
+            if not str(text).strip():
+                raise ValueError(f'ReductionKernel {name}: empty {what}')
+        self.name = name
+
+    def __call__(self, *args, axis=None, keepdims=False, **kwargs):
+        from cvzoo.core import backend
+
+        if len(args) != len(self.in_params):
+            raise TypeError(f'{self.name}: expected {len(self.in_params)} inputs, got '
+                            f'{len(args)}')
+        host = [_unwrap(a, self.name) for a in args]
+        twin = backend.numpy_twin_of(self.name)
+        return _wrap(numpy.asarray(twin(*host, axis=axis, keepdims=keepdims)))
 
 
 # --- cupy.cuda -------------------------------------------------------------------------
@@ -853,6 +880,7 @@ def _make_module():
     cupy.get_default_memory_pool = lambda: _MEMORY_POOL
     cupy.get_default_pinned_memory_pool = lambda: _PINNED_POOL
     cupy.ElementwiseKernel = ElementwiseKernel
+    cupy.ReductionKernel = ReductionKernel
     cupy.cuda, runtime = _make_cuda_module('cupy.cuda')
     cupy.cuda.nccl = _make_nccl_module('cupy.cuda.nccl')
     cupy.random = _make_random_module('cupy.random')

@@ -181,6 +181,44 @@ def test_elementwise_kernel_on_the_second_gpu(two_gpus):
     numpy.testing.assert_array_equal(backend.to_numpy(out), [3.0, -1.0])
 
 
+def test_elementwise_kernel_updates_given_outputs_in_place(device):
+    def twin(g, lr, p, v):
+        v *= 0.5
+        v -= lr * g
+        p += v
+
+    kernel = backend.elementwise_kernel('T g, T lr', 'T p, T v',
+                                        'v = 0.5 * v - lr * g; p += v;', 'test_in_place', twin)
+    p, v, g = (backend.to_device(numpy.array(a), device)
+               for a in ([1.0, 2.0], [0.2, -0.2], [1.0, 4.0]))
+    kernel(g, 0.1, p, v)
+    numpy.testing.assert_allclose(backend.to_numpy(v), [0.0, -0.5], atol=1e-12)
+    numpy.testing.assert_allclose(backend.to_numpy(p), [1.0, 1.5])
+
+
+@pytest.mark.parametrize('dtype', [numpy.float32, numpy.float64])
+def test_reduction_kernel_on_each_device(device, dtype):
+    kernel = backend.reduction_kernel(
+        'T x, T m', 'T s', '(x - m) * (x - m)', 'a + b', 's = a', '0',
+        f'test_sum_sq_dev_{numpy.dtype(dtype).name}',
+        lambda x, m, axis, keepdims: ((x - m) ** 2).sum(axis=axis, keepdims=keepdims),
+        reduce_type='double' if dtype == numpy.float64 else 'float')
+    x = numpy.arange(24, dtype=dtype).reshape(2, 3, 4)
+    m = x.mean(axis=(0, 2), keepdims=True)
+    out = kernel(backend.to_device(x, device), backend.to_device(m, device), axis=(0, 2),
+                 keepdims=True)
+    assert out.shape == (1, 3, 1) and out.dtype == dtype
+    numpy.testing.assert_allclose(backend.to_numpy(out), ((x - m) ** 2).sum(
+        axis=(0, 2), keepdims=True), rtol=1e-6)
+
+
+def test_reduction_kernel_name_taken_by_another_kernel():
+    args = ('T x', 'T s', 'x', 'a + b', 's = a', '0', 'test_reduce_taken')
+    backend.reduction_kernel(*args, lambda x, axis, keepdims: x.sum(axis, keepdims=keepdims))
+    with pytest.raises(ValueError, match='test_reduce_taken'):
+        backend.reduction_kernel('T x', 'T s', 'x * x', *args[3:], lambda x, axis, keepdims: x)
+
+
 def test_parameter_initialised_on_its_device(two_gpus):
     backend.get_device('cuda:0').use()
     link = L.Linear(None, 3).to_device('cuda:1')

@@ -2,7 +2,27 @@
 
 import math
 
+import numpy
+
+from cvzoo.core import backend
 from cvzoo.core.optimizers import optimizer, update_rule
+
+
+def _fused_twin(grad, lr, one_minus_beta1, one_minus_beta2, eps, eta, weight_decay_rate,
+                param, m, v):
+    m += one_minus_beta1 * (grad - m)
+    v += one_minus_beta2 * (grad * grad - v)
+    param -= eta * (lr * m / (numpy.sqrt(v) + eps) + weight_decay_rate * param)
+
+
+# On a GPU (float32/float64, without AMSGrad) the whole update is one kernel instead of
+# about ten.
+_fused_update = backend.elementwise_kernel(
+    'T grad, T lr, T one_minus_beta1, T one_minus_beta2, T eps, T eta, '
+    'T weight_decay_rate', 'T param, T m, T v',
+    'm += one_minus_beta1 * (grad - m); v += one_minus_beta2 * (grad * grad - v); '
+    'param -= eta * (lr * m / (sqrt(v) + eps) + weight_decay_rate * param);',
+    'cvzoo_adam', _fused_twin)
 
 
 def _learning_rate(hyperparam, t):
@@ -33,6 +53,11 @@ class AdamRule(update_rule.UpdateRule):
         hyperparam = self.hyperparam
         xp = param.xp
         grad = param.grad
+        if xp is not numpy and not hyperparam.amsgrad and param.array.dtype != numpy.float16:
+            _fused_update(grad, self.lr, 1 - hyperparam.beta1, 1 - hyperparam.beta2,
+                          hyperparam.eps, hyperparam.eta, hyperparam.weight_decay_rate,
+                          param.array, self.state['m'], self.state['v'])
+            return
         m, v = self.state['m'], self.state['v']
         m += (1 - hyperparam.beta1) * (grad - m)
         v += (1 - hyperparam.beta2) * (grad * grad - v)

@@ -1,6 +1,22 @@
 """Momentum SGD: v = momentum * v - lr * grad; param += v."""
 
+import numpy
+
+from cvzoo.core import backend
 from cvzoo.core.optimizers import optimizer, update_rule
+
+
+def _update(grad, lr, momentum, param, v):
+    v *= momentum
+    v -= lr * grad
+    param += v
+
+
+# On a GPU the whole update is one kernel (the expression above launches four).
+_fused_update = backend.elementwise_kernel(
+    'T grad, T lr, T momentum', 'T param, T v',
+    'v = momentum * v - lr * grad; param += v;',
+    'cvzoo_momentum_sgd', _update)
 
 
 class MomentumSGDRule(update_rule.UpdateRule):
@@ -10,10 +26,9 @@ class MomentumSGDRule(update_rule.UpdateRule):
         return ('v',)
 
     def update_core(self, param):
-        v = self.state['v']
-        v *= self.hyperparam.momentum
-        v -= self.hyperparam.lr * param.grad
-        param.array += v
+        update = _update if param.xp is numpy else _fused_update
+        update(param.grad, self.hyperparam.lr, self.hyperparam.momentum, param.array,
+               self.state['v'])
 
 
 class MomentumSGD(optimizer.Optimizer):

@@ -92,3 +92,23 @@ def test_bad_arguments(kwargs, match):
     args.update(kwargs)
     with pytest.raises(ValueError, match=match):
         F.batch_normalization(**args)
+
+
+def test_running_average_update_on_each_device(device, rng):
+    """The GPU path (one reduction and one elementwise kernel per pass) updates the
+    running statistics as the NumPy path does."""
+    from cvzoo.core import backend
+
+    x = rng.normal(size=(4, 3, 2, 2)).astype(numpy.float32) * 3 + 1
+    gamma, beta = numpy.full(3, 1.5, numpy.float32), numpy.full(3, 0.25, numpy.float32)
+    host_stats = [rng.normal(size=3).astype(numpy.float32),
+                  rng.uniform(0.5, 2.0, 3).astype(numpy.float32)]
+    want_stats = [a.copy() for a in host_stats]
+    want = F.batch_normalization(x, gamma, beta, running_mean=want_stats[0],
+                                 running_var=want_stats[1], decay=0.7).array
+    on_device = [backend.to_device(a, device) for a in (x, gamma, beta, *host_stats)]
+    y = F.batch_normalization(*on_device[:3], running_mean=on_device[3],
+                              running_var=on_device[4], decay=0.7)
+    numpy.testing.assert_allclose(backend.to_numpy(y.array), want, rtol=1e-5, atol=1e-5)
+    for got, expected in zip(on_device[3:], want_stats):
+        numpy.testing.assert_allclose(backend.to_numpy(got), expected, rtol=1e-5)
