@@ -1,5 +1,7 @@
 """The ``cvzoo`` subcommands: each takes the parsed arguments and returns an exit status."""
 
+import functools
+import inspect
 import os
 
 from cvzoo import errors
@@ -97,6 +99,8 @@ def predict_command(args):
     _check_predict_arguments(args)
     model = zoo_api.get_model(args.model, pretrained_model=args.pretrained_model)
     model.to_device(args.device)
+    if args.runtime != 'cvzoo':
+        model.predict = functools.partial(model.predict, runtime=args.runtime)
     task = zoo_api.model_info(args.model)['task']
     for path in args.images:
         out = _out_path(args.out, path, len(args.images))
@@ -132,6 +136,10 @@ def _check_predict_arguments(args):
                                 'one picture per image into')
     model_class = _model_class(args.model)
     _check_weights_key(model_class, args.pretrained_model)
+    if args.runtime != 'cvzoo' and \
+            'runtime' not in inspect.signature(model_class.predict).parameters:
+        raise errors.UsageError(f'--runtime {args.runtime}: {model_class.__name__} runs only '
+                                "in cvzoo (its predict() has no runtime; docs/onnxruntime.md)")
 
 
 def _out_path(out, image_path, n_images):

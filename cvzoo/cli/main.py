@@ -6,6 +6,7 @@
     cvzoo download --forget MODEL KEY
     cvzoo download --all --to DIR [--model MODEL]
     cvzoo predict [IMAGE...] [--model NAME --pretrained-model KEY] [--device D] [--topk K] [--out PNG]
+                  [--runtime cvzoo|onnxruntime]
     cvzoo export MODEL --pretrained-model KEY --format onnx --out FILE [--size H W]
 """
 
@@ -62,6 +63,9 @@ def _parser():
                          help='detection score threshold (default: the visualize preset)')
     predict.add_argument('--out', help='write a picture of the result (PNG); with several '
                          'images, a folder')
+    predict.add_argument('--runtime', choices=('cvzoo', 'onnxruntime'), default='cvzoo',
+                         help="what runs the network between pre- and post-processing "
+                         "(onnxruntime: pip install 'cvzoo[onnx]'; see docs/onnxruntime.md)")
     from cvzoo.cli import download, export
 
     download.add_parser(sub)
