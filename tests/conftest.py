@@ -202,10 +202,11 @@ def chainercv_reference():
     return ChainerCVReference(python)
 
 
-# --- http_server: downloads served from 127.0.0.1 ---
+# --- http_server, trickle_server: downloads served from 127.0.0.1 ---
 import http.server  # noqa: E402
 import socket  # noqa: E402
 import threading  # noqa: E402
+import time  # noqa: E402
 import urllib.parse  # noqa: E402
 
 
@@ -321,6 +322,42 @@ def http_server(tmp_path):
     thread.start()
     try:
         yield state
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+@pytest.fixture
+def trickle_server():
+    """The URL of a server on 127.0.0.1 that announces 1000 bytes and sends one every
+    0.2 s (``/no-length/...``: without a Content-Length), for download deadlines."""
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = 'HTTP/1.1'
+
+        def log_message(self, *args):
+            pass
+
+        def do_GET(self):
+            self.send_response(200)
+            if 'no-length' not in self.path:
+                self.send_header('Content-Length', '1000')
+            self.end_headers()
+            try:
+                for _ in range(1000):
+                    self.wfile.write(b'x')
+                    self.wfile.flush()
+                    time.sleep(0.2)
+            except OSError:
+                pass  # the client hung up
+
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={'poll_interval': 0.05},
+                              daemon=True)
+    thread.start()
+    try:
+        yield f'http://127.0.0.1:{server.server_address[1]}'
     finally:
         server.shutdown()
         server.server_close()

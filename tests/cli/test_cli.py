@@ -9,53 +9,12 @@ from PIL import Image
 
 from cvzoo.cli import commands, main
 from cvzoo.models import discovery, registry, zoo
-from tests.helpers import toy_models
-
-
-class _FakeClassifier:
-    label_names = ('cat', 'dog', 'bird')
-
-    def predict(self, imgs):
-        return numpy.array([[0.2, 0.7, 0.1]] * len(imgs), dtype=numpy.float32)
-
-    def to_device(self, device):
-        return self
-
-
-class _FakeDetector:
-    label_names = ('cat', 'dog')
-    score_thresh = 0.5
-    nms_thresh = 0.45
-
-    def use_preset(self, preset):
-        self.preset = preset
-
-    def predict(self, imgs):
-        bbox = numpy.array([[1, 2, 10, 12]], numpy.float32)
-        return [bbox], [numpy.array([1], numpy.int32)], [numpy.array([0.9], numpy.float32)]
-
-    def to_device(self, device):
-        return self
+from tests.helpers import fake_cli_models, toy_models
 
 
 @pytest.fixture
 def image_path(tmp_path):
-    path = tmp_path / 'img.png'
-    Image.fromarray(numpy.zeros((16, 20, 3), numpy.uint8)).save(path)
-    return str(path)
-
-
-class _FakeClass:
-    """What the registry holds for the fake model 'x': a class with the weights key 'k'."""
-
-    weights: typing.ClassVar[dict] = {'k': None}
-
-
-def _fake(monkeypatch, model, task):
-    monkeypatch.setattr(commands.zoo_api, 'list_models', lambda task=None: ['x'])
-    monkeypatch.setattr(commands.zoo_api, 'get_model_class', lambda name: _FakeClass)
-    monkeypatch.setattr(commands.zoo_api, 'get_model', lambda name, pretrained_model: model)
-    monkeypatch.setattr(commands.zoo_api, 'model_info', lambda name: {'task': task})
+    return fake_cli_models.write_image(tmp_path)
 
 
 def test_models_lists_every_registered_model(capsys):
@@ -78,7 +37,7 @@ def test_unknown_model_is_a_clear_error(capsys):
 
 
 def test_predict_classification_prints_topk(monkeypatch, capsys, image_path):
-    _fake(monkeypatch, _FakeClassifier(), 'classification')
+    fake_cli_models.register(monkeypatch, fake_cli_models.FakeClassifier(), 'classification')
     assert main.main(['predict', image_path, '--model', 'x', '--pretrained-model', 'k',
                       '--topk', '2']) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -87,7 +46,7 @@ def test_predict_classification_prints_topk(monkeypatch, capsys, image_path):
 
 
 def test_predict_detection_draws_picture(monkeypatch, capsys, image_path, tmp_path):
-    _fake(monkeypatch, _FakeDetector(), 'detection')
+    fake_cli_models.register(monkeypatch, fake_cli_models.FakeDetector(), 'detection')
     out = tmp_path / 'result.png'
     assert main.main(['predict', image_path, '--model', 'x', '--pretrained-model', 'k',
                       '--out', str(out)]) == 0
@@ -97,7 +56,7 @@ def test_predict_detection_draws_picture(monkeypatch, capsys, image_path, tmp_pa
 
 
 def test_predict_missing_image_names_it(monkeypatch, capsys, tmp_path):
-    _fake(monkeypatch, _FakeClassifier(), 'classification')
+    fake_cli_models.register(monkeypatch, fake_cli_models.FakeClassifier(), 'classification')
     missing = str(tmp_path / 'nope.jpg')
     assert main.main(['predict', missing, '--model', 'x', '--pretrained-model', 'k']) == 2
     assert 'nope.jpg' in capsys.readouterr().err
@@ -135,11 +94,11 @@ def test_unknown_task_is_a_clear_error(capsys):
 
 @pytest.mark.parametrize('error', [ValueError, TypeError, FileNotFoundError, RuntimeError])
 def test_a_bug_is_not_reported_as_a_user_error(monkeypatch, capsys, image_path, error):
-    class Buggy(_FakeClassifier):
+    class Buggy(fake_cli_models.FakeClassifier):
         def predict(self, imgs):
             raise error('a bug inside the model')
 
-    _fake(monkeypatch, Buggy(), 'classification')
+    fake_cli_models.register(monkeypatch, Buggy(), 'classification')
     with pytest.raises(error, match='a bug inside the model'):
         main.main(['predict', image_path, '--model', 'x', '--pretrained-model', 'k'])
     assert 'error:' not in capsys.readouterr().err
@@ -172,7 +131,7 @@ def test_a_bug_exits_non_zero_with_its_traceback(tmp_path):
 
 @pytest.mark.parametrize('topk', ['-3', '0', 'two'])
 def test_predict_topk_must_be_positive(monkeypatch, capsys, image_path, topk):
-    _fake(monkeypatch, _FakeClassifier(), 'classification')
+    fake_cli_models.register(monkeypatch, fake_cli_models.FakeClassifier(), 'classification')
     with pytest.raises(SystemExit) as info:
         main.main(['predict', image_path, '--model', 'x', '--pretrained-model', 'k',
                    '--topk', topk])
@@ -196,11 +155,11 @@ def test_predict_several_images_and_out_an_existing_file(monkeypatch, capsys, im
     assert existing.read_bytes() == b'mine'
 
 
-class _ShortNamesClassifier(_FakeClassifier):
+class _ShortNamesClassifier(fake_cli_models.FakeClassifier):
     label_names = ('cat', 'dog')  # the model scores three classes
 
 
-class _ShortNamesDetector(_FakeDetector):
+class _ShortNamesDetector(fake_cli_models.FakeDetector):
     label_names = ('cat',)  # the detector finds class 1
 
 
@@ -208,7 +167,7 @@ class _ShortNamesDetector(_FakeDetector):
                                          (_ShortNamesDetector(), 'detection')],
                          ids=['classification', 'detection'])
 def test_predict_fewer_label_names_than_classes(monkeypatch, capsys, image_path, model, task):
-    _fake(monkeypatch, model, task)
+    fake_cli_models.register(monkeypatch, model, task)
     assert main.main(['predict', image_path, '--model', 'x', '--pretrained-model', 'k']) == 2
     err = capsys.readouterr().err
     assert '--pretrained-model' in err and 'label_names' in err
@@ -233,7 +192,7 @@ def test_predict_segmentation_overlays_dataset_colours(monkeypatch, capsys, imag
                                                         tmp_path):
     from cvzoo.datasets import camvid_label_colors
 
-    _fake(monkeypatch, _FakeSegmenter(), 'semantic_segmentation')
+    fake_cli_models.register(monkeypatch, _FakeSegmenter(), 'semantic_segmentation')
     out = tmp_path / 'seg.png'
     assert main.main(['predict', image_path, '--model', 'x', '--pretrained-model', 'k',
                       '--out', str(out)]) == 0

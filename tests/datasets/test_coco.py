@@ -4,49 +4,15 @@ import json
 
 import numpy
 import pytest
-from PIL import Image
 
 from cvzoo import errors
 from cvzoo.datasets import COCOBboxDataset, COCOInstanceSegmentationDataset
 from cvzoo.datasets.coco import coco_mask_decoding
-
-H, W = 12, 16
-
-
-def _uncompressed_rle(mask):
-    flat = mask.T.ravel().astype(int)
-    changes = numpy.flatnonzero(numpy.diff(numpy.r_[0, flat, 1 - flat[-1]]) != 0)
-    return {'size': [H, W], 'counts': numpy.diff(numpy.r_[0, changes]).tolist()}
-
-
-def _write_coco(tmp_path, annotations):
-    img_dir = tmp_path / 'images'
-    img_dir.mkdir()
-    for name in ('a.png', 'b.png'):
-        Image.fromarray(numpy.zeros((H, W, 3), numpy.uint8)).save(img_dir / name)
-    data = {'images': [{'id': 7, 'file_name': 'b.png', 'width': W, 'height': H},
-                       {'id': 3, 'file_name': 'a.png', 'width': W, 'height': H}],
-            'categories': [{'id': 20, 'name': 'widget'}, {'id': 5, 'name': 'gear'}],
-            'annotations': annotations}
-    json_path = tmp_path / 'instances.json'
-    json_path.write_text(json.dumps(data))
-    return json_path, img_dir
-
-
-CROWD = numpy.zeros((H, W), bool)
-CROWD[6:10, 2:5] = True
-ANNOTATIONS = [
-    {'id': 1, 'image_id': 3, 'category_id': 20, 'bbox': [2, 1, 6, 4], 'area': 24,
-     'iscrowd': 0, 'segmentation': [[2, 1, 8, 1, 8, 5, 2, 5]]},
-    {'id': 2, 'image_id': 3, 'category_id': 5, 'bbox': [10, 8, 10, 10], 'area': 12,
-     'iscrowd': 0, 'segmentation': {'size': [H, W], 'counts': ''}},
-    {'id': 3, 'image_id': 3, 'category_id': 5, 'bbox': [2, 6, 3, 4], 'area': 12,
-     'iscrowd': 1, 'segmentation': _uncompressed_rle(CROWD)},
-]
+from tests.helpers.coco_files import ANNOTATIONS, CROWD, H, W, write_coco
 
 
 def test_boxes_labels_crowd_area(tmp_path):
-    json_path, img_dir = _write_coco(tmp_path, ANNOTATIONS[:1] + ANNOTATIONS[2:])
+    json_path, img_dir = write_coco(tmp_path, ANNOTATIONS[:1] + ANNOTATIONS[2:])
     dataset = COCOBboxDataset.from_json(json_path, img_dir, use_crowded=True,
                                         return_crowded=True, return_area=True)
     assert dataset.label_names == ('gear', 'widget')  # sorted by category id
@@ -64,7 +30,7 @@ def test_boxes_labels_crowd_area(tmp_path):
 def test_box_outside_image_is_clipped(tmp_path):
     ann = dict(ANNOTATIONS[1])
     ann['segmentation'] = [[10, 8, 15, 8, 15, 11]]
-    json_path, img_dir = _write_coco(tmp_path, [ann])
+    json_path, img_dir = write_coco(tmp_path, [ann])
     _, bbox, _ = COCOBboxDataset.from_json(json_path, img_dir)[0]
     numpy.testing.assert_array_equal(bbox, [[10, 8, W, H]])
 
@@ -77,7 +43,7 @@ def test_instance_masks_from_polygon_and_rle(tmp_path):
     rle = pycocotools_mask.encode(numpy.asfortranarray(blob.astype(numpy.uint8)))
     anns = [dict(ANNOTATIONS[0]), dict(ANNOTATIONS[1]), dict(ANNOTATIONS[2])]
     anns[1]['segmentation'] = {'size': [H, W], 'counts': rle['counts'].decode()}
-    json_path, img_dir = _write_coco(tmp_path, anns)
+    json_path, img_dir = write_coco(tmp_path, anns)
     dataset = COCOInstanceSegmentationDataset.from_json(json_path, img_dir, use_crowded=True)
     img, mask, label = dataset[0]
     assert mask.shape == (3, H, W) and mask.dtype == bool
@@ -105,7 +71,7 @@ def test_malformed_annotation_names_file_and_field(tmp_path, change, match):
     ann = dict(ANNOTATIONS[0], **change)
     if change.get('bbox', 0) is None:
         del ann['bbox']
-    json_path, img_dir = _write_coco(tmp_path, [ann])
+    json_path, img_dir = write_coco(tmp_path, [ann])
     dataset = COCOBboxDataset.from_json(json_path, img_dir)
     with pytest.raises(errors.CorruptFileError, match=match) as info:
         dataset[0]
@@ -116,14 +82,14 @@ def test_malformed_annotation_names_file_and_field(tmp_path, change, match):
                                  'a box', [1, True, 2, 2]],
                          ids=['strings', 'null', 'three', 'nan', 'text', 'bool'])
 def test_bbox_of_the_wrong_type_names_file_and_annotation(tmp_path, box):
-    json_path, img_dir = _write_coco(tmp_path, [dict(ANNOTATIONS[0], bbox=box)])
+    json_path, img_dir = write_coco(tmp_path, [dict(ANNOTATIONS[0], bbox=box)])
     with pytest.raises(errors.AnnotationError, match="annotation 1 field 'bbox'") as info:
         COCOBboxDataset.from_json(json_path, img_dir)[0]
     assert 'instances.json' in str(info.value) and isinstance(info.value, ValueError)
 
 
 def _write_raw(tmp_path, change):
-    json_path, img_dir = _write_coco(tmp_path, [dict(ANNOTATIONS[0])])
+    json_path, img_dir = write_coco(tmp_path, [dict(ANNOTATIONS[0])])
     data = json.loads(json_path.read_text())
     change(data)
     json_path.write_text(json.dumps(data, allow_nan=True))
@@ -162,7 +128,7 @@ def test_malformed_json_entry_names_file_and_entry(tmp_path, case):
 
 def test_bad_rle_and_missing_image(tmp_path):
     ann = dict(ANNOTATIONS[0], segmentation={'size': [H, W], 'counts': [3, 4]})
-    json_path, img_dir = _write_coco(tmp_path, [ann])
+    json_path, img_dir = write_coco(tmp_path, [ann])
     with pytest.raises(errors.CorruptFileError, match='segmentation'):
         COCOInstanceSegmentationDataset.from_json(json_path, img_dir)[0]
     (img_dir / 'a.png').unlink()

@@ -7,31 +7,13 @@ from PIL import Image
 from cvzoo import errors
 from cvzoo.datasets import (VOCBboxDataset, VOCInstanceSegmentationDataset,
                             VOCSemanticSegmentationDataset, voc_bbox_label_names)
-
-XML = """<annotation><size><width>{W}</width><height>{H}</height><depth>3</depth></size>
-{objects}</annotation>"""
-OBJECT = """<object><name>{name}</name><difficult>{difficult}</difficult>
-<bndbox><xmin>{box[0]}</xmin><ymin>{box[1]}</ymin><xmax>{box[2]}</xmax><ymax>{box[3]}</ymax>
-</bndbox></object>"""
-
-
-def _write_voc(root, annotations, size=(20, 30), split='trainval'):
-    for folder in ('Annotations', 'JPEGImages', 'ImageSets/Main'):
-        (root / folder).mkdir(parents=True, exist_ok=True)
-    H, W = size
-    for name, objects in annotations.items():
-        Image.fromarray(numpy.full((H, W, 3), 100, numpy.uint8)).save(
-            root / 'JPEGImages' / f'{name}.jpg')
-        text = ''.join(OBJECT.format(name=n, difficult=d, box=b) for n, d, b in objects)
-        (root / 'Annotations' / f'{name}.xml').write_text(XML.format(W=W, H=H, objects=text))
-    (root / 'ImageSets' / 'Main' / f'{split}.txt').write_text('\n'.join(annotations) + '\n')
-    return root
+from tests.helpers.voc_folders import write_voc
 
 
 def test_voc_boxes_labels_difficult(tmp_path):
-    root = _write_voc(tmp_path, {'000001': [('dog', 0, (1, 2, 10, 12)),
-                                            ('cat', 1, (5, 5, 8, 8))],
-                                 '000002': []})
+    root = write_voc(tmp_path, {'000001': [('dog', 0, (1, 2, 10, 12)),
+                                           ('cat', 1, (5, 5, 8, 8))],
+                                '000002': []})
     dataset = VOCBboxDataset(root, split='trainval', return_difficult=True,
                              use_difficult=True)
     assert dataset.label_names == voc_bbox_label_names
@@ -50,8 +32,8 @@ def test_voc_boxes_labels_difficult(tmp_path):
 
 
 def test_custom_label_names_from_xml_and_clipping(tmp_path):
-    root = _write_voc(tmp_path, {'a': [('widget', 0, (1, 1, 50, 10))], 'b': [('gear', 0,
-                                                                           (2, 2, 4, 4))]})
+    root = write_voc(tmp_path, {'a': [('widget', 0, (1, 1, 50, 10))], 'b': [('gear', 0,
+                                                                          (2, 2, 4, 4))]})
     dataset = VOCBboxDataset(root, split='trainval')
     assert dataset.label_names == ('gear', 'widget')
     _, bbox, label = dataset[0]
@@ -71,7 +53,7 @@ def test_custom_label_names_from_xml_and_clipping(tmp_path):
      '<ymax>2</ymax></bndbox></object></annotation>', 'xmax < xmin'),
 ], ids=['bad_xml', 'missing_field', 'not_a_number', 'inverted_box'])
 def test_malformed_xml_names_file_and_field(tmp_path, xml, match):
-    root = _write_voc(tmp_path, {'x': []})
+    root = write_voc(tmp_path, {'x': []})
     (root / 'Annotations' / 'x.xml').write_text(xml)
     with pytest.raises(errors.CorruptFileError, match=match) as info:
         VOCBboxDataset(root, label_names=voc_bbox_label_names)[0]
@@ -91,7 +73,7 @@ BAD_BOXES = {
 @pytest.mark.parametrize('case', list(BAD_BOXES))
 def test_impossible_box_names_file_and_object(tmp_path, case, with_size):
     box, match = BAD_BOXES[case]
-    root = _write_voc(tmp_path, {'x': [('dog', 0, (1, 2, 10, 12)), ('cat', 0, box)]})
+    root = write_voc(tmp_path, {'x': [('dog', 0, (1, 2, 10, 12)), ('cat', 0, box)]})
     if not with_size:
         xml = root / 'Annotations' / 'x.xml'
         xml.write_text(xml.read_text().split('</size>', 1)[1].join(['<annotation>', '']))
@@ -103,16 +85,16 @@ def test_impossible_box_names_file_and_object(tmp_path, case, with_size):
 
 
 def test_inferred_names_warn_about_names_seen_once(tmp_path):
-    root = _write_voc(tmp_path, {'a': [('widget', 0, (1, 1, 5, 5)), ('widget', 0, (2, 2, 6, 6))],
-                                 'b': [('widgte', 0, (2, 2, 4, 4)), ('gear', 0, (1, 1, 3, 3))],
-                                 'c': [('gear', 0, (1, 1, 3, 3))]})
+    root = write_voc(tmp_path, {'a': [('widget', 0, (1, 1, 5, 5)), ('widget', 0, (2, 2, 6, 6))],
+                                'b': [('widgte', 0, (2, 2, 4, 4)), ('gear', 0, (1, 1, 3, 3))],
+                                'c': [('gear', 0, (1, 1, 3, 3))]})
     with pytest.warns(UserWarning, match=r"Annotations.*only once.*\['widgte'\]"):
         dataset = VOCBboxDataset(root)
     assert dataset.label_names == ('gear', 'widget', 'widgte')
 
 
 def test_missing_image_and_missing_split(tmp_path):
-    root = _write_voc(tmp_path, {'x': []})
+    root = write_voc(tmp_path, {'x': []})
     (root / 'JPEGImages' / 'x.jpg').unlink()
     dataset = VOCBboxDataset(root)  # lazy: constructing reads no image
     with pytest.raises(OSError, match='x.jpg'):

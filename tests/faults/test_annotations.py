@@ -7,6 +7,7 @@ import pytest
 
 from cvzoo import errors
 from cvzoo.datasets import COCOBboxDataset, VOCBboxDataset, voc_bbox_label_names
+from tests.helpers import coco_files, voc_folders
 
 
 def _object(name='dog', box=('1', '2', '10', '12'), difficult='0', bndbox=True):
@@ -56,10 +57,9 @@ VOC_XML = {
 
 
 @pytest.fixture
-def voc_root(tmp_path, test_module):
+def voc_root(tmp_path):
     """A VOC folder with the image x (20x30) listed in trainval, and its xml."""
-    write_voc = test_module('datasets/test_voc.py')._write_voc
-    return write_voc(tmp_path / 'voc', {'x': [('dog', 0, (1, 2, 10, 12))]})
+    return voc_folders.write_voc(tmp_path / 'voc', {'x': [('dog', 0, (1, 2, 10, 12))]})
 
 
 @pytest.mark.parametrize('case', list(VOC_XML), ids=list(VOC_XML))
@@ -171,10 +171,9 @@ COCO_JSON = {
 
 
 @pytest.mark.parametrize('case', list(COCO_JSON), ids=list(COCO_JSON))
-def test_bad_coco_json_names_file_and_entry(tmp_path, test_module, case):
+def test_bad_coco_json_names_file_and_entry(tmp_path, case):
     change, error, named = COCO_JSON[case]
-    coco = test_module('datasets/test_coco.py')
-    json_path, img_dir = coco._write_coco(tmp_path, [dict(coco.ANNOTATIONS[0])])
+    json_path, img_dir = coco_files.write_coco(tmp_path, [dict(coco_files.ANNOTATIONS[0])])
     data = json.loads(json_path.read_text())
     raw = change(data)
     if raw is None:

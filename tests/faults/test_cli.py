@@ -1,25 +1,24 @@
 """The command line under bad arguments: argparse errors exit 2 naming the option; user
 errors (cvzoo's error classes) exit 2 with one line naming the argument or file. The fake
-models are tests/cli/test_cli.py's."""
+models are those of tests.helpers.fake_cli_models."""
 
 import pytest
 
 from cvzoo.cli import main
+from tests.helpers import fake_cli_models
 
 
 @pytest.fixture
-def cli(test_module, monkeypatch, tmp_path):
-    """tests/cli/test_cli.py with its fake classifier registered as model 'x', key 'k'."""
-    module = test_module('cli/test_cli.py')
-    module._fake(monkeypatch, module._FakeClassifier(), 'classification')
-    module.image_path.__wrapped__(tmp_path)
-    return module
+def cli(monkeypatch, tmp_path):
+    """The fake classifier registered as model 'x', key 'k', and the image img.png."""
+    fake_cli_models.register(monkeypatch, fake_cli_models.FakeClassifier(), 'classification')
+    fake_cli_models.write_image(tmp_path)
 
 
 @pytest.fixture
-def real_registry(test_module, tmp_path):
+def real_registry(tmp_path):
     """The same image, with the real registry."""
-    test_module('cli/test_cli.py').image_path.__wrapped__(tmp_path)
+    fake_cli_models.write_image(tmp_path)
 
 
 def _predict(*extra, image='img.png'):

@@ -20,13 +20,6 @@ def _fast_retries_and_own_home(monkeypatch, tmp_path):
     monkeypatch.delenv('CVZOO_WEIGHTS_MIRROR', raising=False)
 
 
-@pytest.fixture
-def trickle_server(tmp_path, test_module):
-    """tests/utils/test_download.py's server: 1000 bytes announced, one every 0.2 s."""
-    fixture = test_module('utils/test_download.py').trickle_server
-    yield from fixture.__wrapped__(tmp_path)
-
-
 def _not_found(server):
     return server.url_for('absent.npz'), {}
 

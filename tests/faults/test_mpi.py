@@ -1,8 +1,10 @@
 """Several processes under faults: a rank that fails, or leaves while others wait, takes
 the whole job down naming the rank, instead of leaving the others waiting for ever. Runs
-tests/core/communicators/test_mpi.py's runner and worker; skips without mpi4py."""
+tests.helpers.mpi_worker through mpi_jobs; skips without mpi4py."""
 
 import pytest
+
+from tests.helpers import mpi_jobs
 
 # case: (worker case, environment, texts the output holds)
 FAULTS = {
@@ -12,10 +14,9 @@ FAULTS = {
 
 
 @pytest.mark.parametrize('case', list(FAULTS), ids=list(FAULTS))
-def test_a_faulty_rank_takes_the_job_down(test_module, tmp_path, case):
+def test_a_faulty_rank_takes_the_job_down(tmp_path, case):
     worker_case, env, texts = FAULTS[case]
-    mpi = test_module('core/communicators/test_mpi.py')  # skips without mpi4py
-    result = mpi._run(worker_case, tmp_path, timeout=60, **env)
+    result = mpi_jobs.run_worker(worker_case, tmp_path, timeout=60, **env)
     assert result.returncode != 0
     output = result.stdout + result.stderr
     for text in texts:

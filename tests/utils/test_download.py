@@ -264,42 +264,6 @@ def test_extract_non_archive_is_named(tmp_path):
         extract_archive(tmp_path / 'junk.tar', tmp_path / 'out')
 
 
-@pytest.fixture
-def trickle_server(tmp_path):
-    """A server on 127.0.0.1 that announces 1000 bytes and sends one every 0.2 s."""
-    import http.server
-    import threading
-    import time
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = 'HTTP/1.1'
-
-        def log_message(self, *args):
-            pass
-
-        def do_GET(self):
-            self.send_response(200)
-            if 'no-length' not in self.path:
-                self.send_header('Content-Length', '1000')
-            self.end_headers()
-            try:
-                for _ in range(1000):
-                    self.wfile.write(b'x')
-                    self.wfile.flush()
-                    time.sleep(0.2)
-            except OSError:
-                pass  # the client hung up
-
-    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={'poll_interval': 0.05},
-                              daemon=True)
-    thread.start()
-    yield f'http://127.0.0.1:{server.server_address[1]}'
-    server.shutdown()
-    server.server_close()
-
-
 @pytest.mark.parametrize('name', ['w.npz', 'no-length/w.npz'])
 def test_trickling_server_hits_the_deadline_and_releases_the_lock(trickle_server, home,
                                                                   monkeypatch, name):

@@ -1,53 +1,19 @@
-"""Multi-process tests: run mpi_worker.py under ``mpiexec -n 2`` and check the results.
+"""Multi-process tests: run tests.helpers.mpi_worker under ``mpiexec -n 2`` and check the results.
 
 Skipped when mpi4py or mpiexec is absent (``pip install 'cvzoo[mpi]'``).
 """
 
-import importlib.util
 import json
 import os
 import pathlib
-import shutil
-import subprocess
-import sys
 
 import numpy
 import pytest
 
 from cvzoo.core.serializers import npz
+from tests.helpers import mpi_jobs, mpi_worker
 
 pytest.importorskip('mpi4py')
-
-WORKER = pathlib.Path(__file__).with_name('mpi_worker.py')
-ROOT = pathlib.Path(__file__).resolve().parents[3]
-
-
-def _mpiexec():
-    beside_python = pathlib.Path(sys.executable).with_name('mpiexec')
-    return str(beside_python) if beside_python.exists() else shutil.which('mpiexec')
-
-
-def _worker_module():
-    spec = importlib.util.spec_from_file_location('mpi_worker', WORKER)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def _run(case, out, timeout=120, **extra_env):
-    mpiexec = _mpiexec()
-    if mpiexec is None:
-        pytest.skip('mpiexec is absent')
-    command = [mpiexec, '-n', '2', '--oversubscribe']
-    if hasattr(os, 'geteuid') and os.geteuid() == 0:
-        command.append('--allow-run-as-root')
-    env = dict(os.environ, OMPI_MCA_btl_vader_single_copy_mechanism='none',
-               OMPI_MCA_rmaps_base_oversubscribe='1', PYTHONPATH=str(ROOT),
-               CVZOO_HOME=str(out / 'home'), OMP_NUM_THREADS='1', **extra_env)
-    env.pop('CVZOO_WEIGHTS_MIRROR', None)  # the download case counts fetches of the URL
-    command += [sys.executable, str(WORKER), case, str(out)]
-    return subprocess.run(command, check=False, env=env, capture_output=True, text=True,
-                          timeout=timeout, cwd=str(ROOT))
 
 
 def _check(result):
@@ -55,8 +21,8 @@ def _check(result):
 
 
 def test_two_ranks_equal_one_process_with_the_doubled_batch(tmp_path):
-    _check(_run('train', tmp_path))
-    expected = _worker_module().reference_train()
+    _check(mpi_jobs.run_worker('train', tmp_path))
+    expected = mpi_worker.reference_train()
     for rank in (0, 1):
         params = npz.read_npz(tmp_path / f'params_rank{rank}.npz')
         for path, array in expected.items():
@@ -66,8 +32,8 @@ def test_two_ranks_equal_one_process_with_the_doubled_batch(tmp_path):
 
 @pytest.mark.parametrize('communicator', ['mpi', 'nccl'])
 def test_each_rank_trains_on_its_own_gpu(tmp_path, communicator):
-    _check(_run(f'train_gpu_{communicator}', tmp_path, CVZOO_FAKE_CUDA='1'))
-    expected = _worker_module().reference_train()
+    _check(mpi_jobs.run_worker(f'train_gpu_{communicator}', tmp_path, CVZOO_FAKE_CUDA='1'))
+    expected = mpi_worker.reference_train()
     for rank in (0, 1):
         placement = json.loads((tmp_path / f'device_rank{rank}.json').read_text())
         # the rank's GPU was current before anything was made, and NCCL was made on it
@@ -81,7 +47,7 @@ def test_each_rank_trains_on_its_own_gpu(tmp_path, communicator):
 
 
 def test_nccl_mean_of_float16_does_not_overflow_and_float64_keeps_its_precision(tmp_path):
-    _check(_run('grads_nccl', tmp_path, CVZOO_FAKE_CUDA='1'))
+    _check(mpi_jobs.run_worker('grads_nccl', tmp_path, CVZOO_FAKE_CUDA='1'))
     for rank in (0, 1):
         grads = json.loads((tmp_path / f'grads_rank{rank}.json').read_text())
         # the sum 40000 + 41000 is past float16's largest number; the mean is not
@@ -90,21 +56,21 @@ def test_nccl_mean_of_float16_does_not_overflow_and_float64_keeps_its_precision(
 
 
 def test_a_rank_that_ends_early_takes_the_job_down(tmp_path):
-    result = _run('leave_early', tmp_path, timeout=60, CVZOO_MPI_EXIT_TIMEOUT='2')
+    result = mpi_jobs.run_worker('leave_early', tmp_path, timeout=60, CVZOO_MPI_EXIT_TIMEOUT='2')
     assert result.returncode != 0
     assert 'rank 1 of 2 left' in result.stdout + result.stderr
 
 
 def test_a_failing_rank_takes_the_job_down(tmp_path):
-    result = _run('raise', tmp_path, timeout=60)
+    result = mpi_jobs.run_worker('raise', tmp_path, timeout=60)
     assert result.returncode != 0
     output = result.stdout + result.stderr
     assert 'rank 1 failed on purpose' in output and 'rank 1 of 2' in output
 
 
 def test_two_rank_evaluator_equals_one_process(tmp_path):
-    _check(_run('evaluate', tmp_path))
-    expected = _worker_module().reference_evaluate()
+    _check(mpi_jobs.run_worker('evaluate', tmp_path))
+    expected = mpi_worker.reference_evaluate()
     reports = [json.loads((tmp_path / f'evaluate_rank{r}.json').read_text()) for r in (0, 1)]
     assert [r['n'] for r in reports] == [5, 4]
     for report in reports:
@@ -115,7 +81,7 @@ def test_two_rank_evaluator_equals_one_process(tmp_path):
 
 def test_one_rank_downloads_the_other_waits(tmp_path):
     (tmp_path / 'weights.bin').write_bytes(os.urandom(1000))
-    _check(_run('download', tmp_path))
+    _check(mpi_jobs.run_worker('download', tmp_path))
     assert (tmp_path / 'downloads.txt').read_text().count('\n') == 1
     paths = {(tmp_path / f'download_rank{r}.txt').read_text() for r in (0, 1)}
     assert len(paths) == 1

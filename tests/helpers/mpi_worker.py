@@ -1,11 +1,12 @@
-"""Run by test_mpi.py under ``mpiexec -n 2 python mpi_worker.py CASE OUT``.
+"""Run by :func:`tests.helpers.mpi_jobs.run_worker` under
+``mpiexec -n 2 python -m tests.helpers.mpi_worker CASE OUT``.
 
 Cases: train (multi-node optimizer + Trainer), evaluate (multi-node evaluator),
 download (file lock: one rank downloads), raise (rank 1 fails while rank 0 waits),
 leave_early (rank 1 ends normally while rank 0 waits), train_gpu_mpi and train_gpu_nccl
 (each rank on its own GPU of the CuPy stand-in, which CVZOO_FAKE_CUDA=1 installs),
 grads_nccl (the mean of float16 and float64 gradients).
-The ``reference_*`` functions compute the single-process answers; the test imports them.
+The ``reference_*`` functions compute the single-process answers; the tests import them.
 """
 
 import json
