@@ -1,17 +1,10 @@
 """README.md stays true: its model table is the registry's, its commands exist."""
 
-import importlib.util
 import pathlib
 
+from tests.helpers.scripts import load_script
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
-def _load_script():
-    spec = importlib.util.spec_from_file_location(
-        'update_model_table', ROOT / 'scripts' / 'update_model_table.py')
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _table_rows(text, script):
@@ -25,7 +18,7 @@ def test_model_table_claims_only_what_the_registry_says():
     A model registered after the table was last generated is allowed to be missing
     (run python scripts/update_model_table.py); a stale or wrong row is not.
     """
-    script = _load_script()
+    script = load_script('update_model_table')
     text = (ROOT / 'README.md').read_text()
     assert script.BEGIN in text and script.END in text
     registry = set(_table_rows(script.render(text), script))

@@ -1,8 +1,6 @@
 """.safetensors weight files: written, sniffed, loaded with no pickle, corrupt ones named."""
 
 import builtins
-import importlib.util
-import pathlib
 import pickle
 
 import numpy
@@ -13,10 +11,10 @@ from cvzoo.core.links import link
 from cvzoo.models import zoo
 from cvzoo.models.converters import file_format, safetensors_file
 from tests.helpers import toy_models
+from tests.helpers.scripts import load_script
 
 pytest.importorskip('safetensors')
 
-ROOT = pathlib.Path(__file__).resolve().parents[3]
 
 
 _Affine = toy_models.Affine
@@ -115,10 +113,7 @@ def test_other_formats_are_not_taken_for_safetensors(tmp_path):
 
 
 def test_convert_weights_script_writes_safetensors(tmp_path, rng, capsys):
-    spec = importlib.util.spec_from_file_location(
-        'cvzoo_scripts_convert_weights_st', ROOT / 'scripts' / 'convert_weights.py')
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_script('convert_weights')
     from cvzoo.models.classification.squeezenet import squeezenet
 
     source = squeezenet.SqueezeNet1_1()

@@ -1,28 +1,19 @@
 """scripts/train_faster_rcnn.py end to end on a tiny generated VOC-layout folder."""
 
-import importlib.util
-import pathlib
 
 import pytest
 
-SCRIPTS = pathlib.Path(__file__).resolve().parents[4] / 'scripts'
-
-
-def _script(name):
-    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f'{name}.py')
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.helpers.scripts import load_script
 
 
 # NOTE: slow: about 4 minutes on the loaded 2-core machine (RPN and head at full sample counts)
 @pytest.mark.slow
 @pytest.mark.parametrize('model', ['faster_rcnn_fpn_resnet50', 'faster_rcnn_vgg16'])
 def test_two_iterations_and_evaluation(tmp_path, model):
-    _script('make_shapes_dataset').main(['--out', str(tmp_path / 'shapes'), '--n-train', '4',
+    load_script('make_shapes_dataset').main(['--out', str(tmp_path / 'shapes'), '--n-train', '4',
                                          '--n-test', '2', '--size', '64'])
     out = tmp_path / 'result'
-    mean_ap = _script('train_faster_rcnn').main([
+    mean_ap = load_script('train_faster_rcnn').main([
         '--dataset', str(tmp_path / 'shapes'), '--model', model, '--min-size', '64',
         '--max-size', '96', '--iteration', '2', '--out', str(out)])
     assert 0 <= mean_ap <= 1

@@ -7,26 +7,17 @@ on 2 CPU cores. Run it with one BLAS thread (OMP_NUM_THREADS=1); docs/benchmarks
 36 min of wall time on the loaded shared machine, where this test's time limit fails).
 """
 
-import importlib.util
-import pathlib
 import time
 
 import pytest
 
-SCRIPTS = pathlib.Path(__file__).resolve().parents[4] / 'scripts'
-
-
-def _script(name):
-    spec = importlib.util.spec_from_file_location(name, SCRIPTS / f'{name}.py')
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.helpers.scripts import load_script
 
 
 def test_shapes_folder_and_two_iterations(tmp_path):
     from cvzoo.datasets.voc.voc_bbox_dataset import VOCBboxDataset
 
-    _script('make_shapes_dataset').main(['--out', str(tmp_path / 'shapes'), '--n-train', '6',
+    load_script('make_shapes_dataset').main(['--out', str(tmp_path / 'shapes'), '--n-train', '6',
                                          '--n-test', '3', '--size', '48'])
     dataset = VOCBboxDataset(str(tmp_path / 'shapes'), split='test')
     assert dataset.label_names == ('circle', 'square', 'triangle') and len(dataset) == 3
@@ -34,7 +25,7 @@ def test_shapes_folder_and_two_iterations(tmp_path):
     assert img.shape == (3, 48, 48) and len(bbox) == len(label) >= 1
     assert (bbox[:, 2:] <= 48).all() and (bbox[:, :2] >= 0).all()
     out = tmp_path / 'result'
-    mean_ap = _script('train_ssd').main([
+    mean_ap = load_script('train_ssd').main([
         '--dataset', str(tmp_path / 'shapes'), '--model', 'ssd_tiny', '--insize', '48',
         '--iteration', '2', '--batchsize', '2', '--optimizer', 'adam', '--out', str(out)])
     assert 0 <= mean_ap <= 1
@@ -43,10 +34,10 @@ def test_shapes_folder_and_two_iterations(tmp_path):
 
 @pytest.mark.slow
 def test_shapes_training_proof(tmp_path):
-    _script('make_shapes_dataset').main(['--out', str(tmp_path / 'shapes'), '--n-train',
+    load_script('make_shapes_dataset').main(['--out', str(tmp_path / 'shapes'), '--n-train',
                                          '1000', '--n-test', '200'])
     start = time.perf_counter()
-    mean_ap = _script('train_ssd').main([
+    mean_ap = load_script('train_ssd').main([
         '--dataset', str(tmp_path / 'shapes'), '--model', 'ssd_tiny', '--insize', '64',
         '--iteration', '1200', '--batchsize', '16', '--optimizer', 'adam', '--lr', '2e-3',
         '--max-expand-ratio', '1', '--out', str(tmp_path / 'result')])
