@@ -79,9 +79,9 @@ class FakeInstanceSegmenter(link.Link):
     def _answer(self, img):
         mean = float(img.mean())
         # NOTE: within 3 grey levels, so that a JPEG of a flat image still finds its answer
-        known = [level for level in self.answers if abs(level - mean) <= 3]
-        if known:
-            return self.answers[known[0]]
+        nearest = min(self.answers, key=lambda level: abs(level - mean), default=None)
+        if nearest is not None and abs(nearest - mean) <= 3:
+            return self.answers[nearest]
         rng = numpy.random.default_rng([self.seed, *img.shape])
         masks, labels, scores = random_instances(rng, 6, img.shape[1:], self.n_fg_class)
         keep = scores >= self.score_thresh

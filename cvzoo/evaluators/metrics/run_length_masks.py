@@ -52,8 +52,8 @@ class RunLengthMasks:
         self.heights = numpy.asarray(heights, numpy.int64)
         n_run = numpy.diff(self.offsets)
         self._mask_of_run = numpy.repeat(numpy.arange(len(self)), n_run)
-        lengths = self.ends - self.starts
-        self._before = numpy.r_[0, numpy.cumsum(lengths)]  # pixels in all earlier runs
+        self._before = numpy.zeros(len(self.starts) + 1, numpy.int64)  # pixels in earlier runs
+        numpy.cumsum(self.ends - self.starts, out=self._before[1:])
         self.area = self._before[self.offsets[1:]] - self._before[self.offsets[:-1]]
         # NOTE: boxes of masks already encoded are passed on (concatenate), not recomputed.
         self.bbox = self._bboxes(n_run) if bbox is None else numpy.asarray(bbox, numpy.int64)
