@@ -54,41 +54,6 @@ def _by_channel_slices(func, out, *operands):
     parallel.elementwise(func, out, *operands, axis=kept[0])
 
 
-# --- the GPU path: one reduction and one elementwise kernel per pass ---------------------
-# NOTE: the NumPy path above cuts channels among threads; on a GPU each pass is one
-# kernel over the whole array instead (the CuPy expression would launch about ten).
-# Partial sums are kept in float for float16/float32 and in double for float64.
-
-def _reduce_type(dtype):
-    return 'double' if numpy.dtype(dtype) == numpy.float64 else 'float'
-
-
-def _sum_of_products_kernel(reduce_type):
-    return backend.reduction_kernel(
-        'T a, T b, T mean', 'T s', 'a * (b - mean)', 'a + b', 's = a', '0',
-        f'cvzoo_bn_sum_of_products_{reduce_type}',
-        lambda a, b, mean, axis, keepdims: (a * (b - mean)).sum(axis=axis, keepdims=keepdims),
-        reduce_type=reduce_type)
-
-
-_SUM_OF_PRODUCTS = {t: _sum_of_products_kernel(t) for t in ('float', 'double')}
-
-_normalize_kernel = backend.elementwise_kernel(
-    'T x, T mean, T scale, T beta', 'T y', 'y = (x - mean) * scale + beta',
-    'cvzoo_bn_normalize', lambda x, mean, scale, beta: (x - mean) * scale + beta)
-
-_grad_x_kernel = backend.elementwise_kernel(
-    'T x, T gy, T mean, T scale, T a, T b', 'T gx', 'gx = scale * (gy - ((x - mean) * a + b))',
-    'cvzoo_bn_grad_x',
-    lambda x, gy, mean, scale, a, b: scale * (gy - ((x - mean) * a + b)))
-
-
-def _sum_of_products(a, b, mean, axes):
-    """``sum(a * (b - mean))`` over ``axes`` (kept as size 1), in one kernel."""
-    kernel = _SUM_OF_PRODUCTS[_reduce_type(a.dtype)]
-    return kernel(a, b, mean, axis=axes, keepdims=True)
-
-
 class BatchNormalization(function_node.FunctionNode):
     def __init__(self, eps, axes, running_mean=None, running_var=None, decay=0.9):
         self.eps = eps
@@ -103,8 +68,6 @@ class BatchNormalization(function_node.FunctionNode):
         shape = param_shape(x.shape, self.axes)
         m = x.size // max(gamma.size, 1)
         xp = backend.get_array_module(x)
-        if xp is not numpy:
-            return self._forward_device(x, gamma.reshape(shape), beta.reshape(shape), m),
         y = xp.empty_like(x)
         mean = xp.empty(shape, dtype=x.dtype)
         var = xp.empty(shape, dtype=x.dtype)
@@ -124,16 +87,6 @@ class BatchNormalization(function_node.FunctionNode):
         self.mean = mean
         self._update_running(mean, var, m)
         return y,
-
-    def _forward_device(self, x, gamma, beta, m):
-        mean = x.mean(axis=self.axes, keepdims=True)
-        var = _sum_of_products(x, x, mean, self.axes)
-        var /= x.dtype.type(m)
-        self.inv_std = (var + x.dtype.type(self.eps)) ** x.dtype.type(-0.5)
-        y = _normalize_kernel(x, mean, gamma * self.inv_std, beta)
-        self.mean = mean
-        self._update_running(mean, var, m)
-        return y
 
     def _update_running(self, mean, var, m):
         keep, new = self.decay, 1 - self.decay
@@ -167,10 +120,6 @@ class _BatchNormalizationGrad(function_node.FunctionNode):
         xp = backend.get_array_module(x)
         m = x.dtype.type(x.size // max(gamma.size, 1))
         shape = param_shape(x.shape, self.axes)
-        kept = tuple(n for i, n in enumerate(shape) if i not in self.axes)
-        if xp is not numpy:
-            gx, ggamma, gbeta = self._gradients_device(x, gamma.reshape(shape), gy, m)
-            return gx, ggamma.reshape(kept), gbeta.reshape(kept)
         gx = xp.empty_like(x)
         ggamma = xp.empty(shape, dtype=x.dtype)
         gbeta = xp.empty(shape, dtype=x.dtype)
@@ -188,14 +137,8 @@ class _BatchNormalizationGrad(function_node.FunctionNode):
 
         _by_channel_slices(gradients, gx, x, gy, gamma.reshape(shape), self.mean,
                            self.inv_std, ggamma, gbeta)
+        kept = tuple(n for i, n in enumerate(shape) if i not in self.axes)
         return gx, ggamma.reshape(kept), gbeta.reshape(kept)
-
-    def _gradients_device(self, x, gamma, gy, m):
-        gbeta = gy.sum(axis=self.axes, keepdims=True)
-        ggamma = _sum_of_products(gy, x, self.mean, self.axes) * self.inv_std
-        gx = _grad_x_kernel(x, gy, self.mean, gamma * self.inv_std,
-                            ggamma * (self.inv_std / m), gbeta / m)
-        return gx, ggamma, gbeta
 
     def backward(self, indexes, grad_outputs):
         raise NotImplementedError(
