@@ -100,4 +100,6 @@ def test_voc_folder_equals_eval_instance_segmentation_voc(script, fake_instance_
     assert report['map/iou=0.50'] > report['map/iou=0.70'] > 0
     out = capsys.readouterr().out
     assert ('11-point (VOC2007)' if flag else 'all-point') in out
-    assert 'AP@0.5' in out and 'AP@0.7' in out and 'reported: map_voc07 50.00' in out
+    assert 'AP@0.5' in out and 'AP@0.7' in out
+    assert (f'reported: map_voc07 50.00 on voc2012_val (a test); measured: '
+            f'{100 * report["map/iou=0.50"]:.2f}') in out

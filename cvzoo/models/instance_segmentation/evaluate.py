@@ -16,14 +16,17 @@ from cvzoo.models.detection import evaluate as detection_evaluate
 # mask AP is reported at these IoUs on SBD and VOC (ChainerCV's FCIS evaluation)
 VOC_IOU_THRESHS = (0.5, 0.7)
 COCO_MAIN_KEY = 'map/iou=0.50:0.95/area=all/max_dets=100'
-# a reported metric -> the report key measuring the same thing
-MEASURED_KEYS = {'mask_map_coco': COCO_MAIN_KEY}
 
 
 def voc_key(thresh, name=None):
     """The VOC evaluator's report key of one threshold: 'map/iou=0.50' or
     'ap/iou=0.50/<name>'."""
     return f'map/iou={thresh:.2f}' if name is None else f'ap/iou={thresh:.2f}/{name}'
+
+
+# a reported metric -> the report key measuring the same thing (for an instance
+# segmenter, 'map_voc07' is the mask mAP at IoU 0.5 with the 11-point AP, as FCIS's)
+MEASURED_KEYS = {'mask_map_coco': COCO_MAIN_KEY, 'map_voc07': voc_key(0.5)}
 
 
 def _voc_lines(report, label_names, use_07_metric):
