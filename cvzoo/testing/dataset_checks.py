@@ -12,7 +12,13 @@ that breaks the contract. Dataset tests and users who add their own datasets cal
 
 Extras that follow these fields (difficult flags, crowd flags, areas) are not checked.
 
->>> # assert_is_bbox_dataset(VOCBboxDataset(my_dir), n_fg_class=20, n_example=10)
+>>> img = numpy.zeros((3, 4, 6), numpy.float32)
+>>> bbox = numpy.array([[0, 1, 3, 4]], numpy.float32)
+>>> assert_is_bbox_dataset([(img, bbox, numpy.array([1], numpy.int32))], n_fg_class=2)
+>>> assert_is_bbox_dataset([(img, bbox, numpy.array([2], numpy.int32))], n_fg_class=2)
+Traceback (most recent call last):
+    ...
+AssertionError: example 0: label: expected values in [0, 2), got [2, 2]
 """
 
 import numbers

@@ -7,7 +7,9 @@ count, boxes inside their image and scores by decreasing value (detectors), mask
 label maps at the image's size; and that predict() leaves the train and backprop
 settings as it found them. Model tests and users who add their own models call them.
 
->>> # assert_is_detection_model(model, [img_a, img_b], n_fg_class=20)
+>>> from cvzoo.models.detection.ssd.ssd_tiny import SSDTiny
+>>> imgs = [numpy.zeros((3, 40, 50), numpy.float32), numpy.zeros((3, 30, 60), numpy.float32)]
+>>> assert_is_detection_model(SSDTiny(n_fg_class=2), imgs, n_fg_class=2)
 """
 
 import numpy

@@ -5,7 +5,9 @@ tests use and the smallest input sizes its constructor takes, so that a CPU runs
 predict() in seconds. Only the models that refuse the defaults are listed below; a new
 registration is built without being named here.
 
->>> # task, model = build_small_model('ssd_tiny')
+>>> task, model = build_small_model('ssd_tiny')
+>>> task, type(model).__name__
+('detection', 'SSDTiny')
 """
 
 import dataclasses

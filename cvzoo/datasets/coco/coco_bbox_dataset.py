@@ -50,7 +50,9 @@ class COCOBboxDataset(dataset_mixin.DatasetMixin):
     def from_json(cls, json_path, image_dir, **kwargs):
         """Load any COCO-format json; labels are its categories sorted by id.
 
-        >>> # dataset = COCOBboxDataset.from_json('my/instances.json', 'my/images')
+        Example, on your own files::
+
+            dataset = COCOBboxDataset.from_json('my/instances.json', 'my/images')
         """
         return cls(data_dir=None, _json_path=json_path, _image_dir=image_dir, **kwargs)
 

@@ -10,8 +10,6 @@ ground truth boxes through :func:`to_box_convention` with the model's
 learned, and the trained model still predicts in the convention it records.
 """
 
-import numpy
-
 from cvzoo.core import backend
 from cvzoo.models.weights_schema import BOX_CONVENTIONS
 
@@ -36,6 +34,7 @@ def to_box_convention(bbox, box_convention):
     Raises:
         ValueError: an unknown ``box_convention``.
 
+    >>> import numpy
     >>> bbox = numpy.array([[0, 2, 10, 6], [4, 4, 4.5, 8]], numpy.float32)
     >>> to_box_convention(bbox, 'inclusive')
     array([[0., 2., 9., 5.],

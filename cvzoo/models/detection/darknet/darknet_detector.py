@@ -51,7 +51,9 @@ class DarknetDetector(L.Chain, detector.Detector):
             that do not fit it (the message names the file).
         ValueError: label_names of the wrong length.
 
-    >>> # model = DarknetDetector('yolov4-tiny.cfg', 'yolov4-tiny.weights', names)
+    Example, with a cfg and weights of your own::
+
+        model = DarknetDetector('yolov4-tiny.cfg', 'yolov4-tiny.weights', names)
     """
 
     presets = DARKNET_PRESETS

@@ -21,7 +21,9 @@ class YOLOTrainChain(L.Chain):
     Args:
         model (DarknetDetector): the detector; its parameters are ``model/...`` here.
 
-    >>> # loss = YOLOTrainChain(model)(x, bboxes, labels)
+    Example, with a DarknetDetector ``model`` and a batch::
+
+        loss = YOLOTrainChain(model)(x, bboxes, labels)
     """
 
     def __init__(self, model):

@@ -82,7 +82,9 @@ class YoloFastest(darknet_detector.DarknetDetector):
             to; None keeps the cfg's (320x320). Smaller is faster, for objects that fill
             a good part of the picture.
 
-    >>> # model = YoloFastest(pretrained_model='voc')
+    Example (downloads the weights)::
+
+        model = YoloFastest(pretrained_model='voc')
     """
 
     def __init__(self, n_fg_class=None, pretrained_model=None, insize=None):
@@ -111,7 +113,9 @@ class YoloFastestXL(darknet_detector.DarknetDetector):
     Weights key: ``'voc'`` (reported VOC2007 test mAP 69.43). Arguments as
     :class:`YoloFastest`.
 
-    >>> # model = YoloFastestXL(pretrained_model='voc')
+    Example (downloads the weights)::
+
+        model = YoloFastestXL(pretrained_model='voc')
     """
 
     def __init__(self, n_fg_class=None, pretrained_model=None, insize=None):

@@ -113,7 +113,9 @@ class FasterRCNNVGG16(faster_rcnn.FasterRCNN):
 
     Differences from ChainerCV: see :mod:`faster_rcnn`.
 
-    >>> # model = FasterRCNNVGG16(pretrained_model='voc07')
+    Example (downloads the weights)::
+
+        model = FasterRCNNVGG16(pretrained_model='voc07')
     """
 
     feat_stride = 16

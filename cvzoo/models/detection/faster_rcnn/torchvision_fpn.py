@@ -87,7 +87,9 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
             but are no label (10 with torchvision's COCO predictor, else 0).
         label_names (tuple of str or None): class names of the loaded weights.
 
-    >>> # bboxes, labels, scores = FasterRCNNResNet50FPN(pretrained_model='coco').predict([img])
+    Example (downloads the COCO weights)::
+
+        bboxes, labels, scores = FasterRCNNResNet50FPN(pretrained_model='coco').predict([img])
     """
 
     presets: typing.ClassVar[dict] = PRESETS

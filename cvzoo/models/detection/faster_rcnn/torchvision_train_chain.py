@@ -47,8 +47,10 @@ class FasterRCNNResNet50FPNTrainChain(L.Chain):
         roi_n_sample, roi_pos_fraction, roi_fg_thresh: the head's sampling.
         beta (float): the smooth L1 switch point of both box losses.
 
-    >>> # loss = FasterRCNNResNet50FPNTrainChain(FasterRCNNResNet50FPN(n_fg_class=20))(
-    >>> #     x, bboxes, labels, sizes)
+    Example, with a batch of prepared images ``x``::
+
+        loss = FasterRCNNResNet50FPNTrainChain(FasterRCNNResNet50FPN(n_fg_class=20))(
+            x, bboxes, labels, sizes)
     """
 
     def __init__(self, model, *, rpn_n_sample=256, rpn_pos_fraction=0.5, rpn_fg_thresh=0.7,

@@ -90,7 +90,9 @@ class FasterRCNNTrainChain(_TrainChainBase):
         anchor_target_creator, proposal_target_creator: the samplers (defaults: the
             paper's 256 anchors, 128 RoIs with 25 % fg).
 
-    >>> # loss = FasterRCNNTrainChain(FasterRCNNVGG16(n_fg_class=20))(x, bboxes, labels)
+    Example, with a batch of prepared images ``x``::
+
+        loss = FasterRCNNTrainChain(FasterRCNNVGG16(n_fg_class=20))(x, bboxes, labels)
     """
 
     def __init__(self, faster_rcnn, rpn_sigma=3.0, roi_sigma=1.0, *,

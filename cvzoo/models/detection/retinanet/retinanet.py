@@ -71,7 +71,9 @@ class RetinaNetResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPND
     Attributes:
         label_names (tuple of str or None): class names of the loaded weights.
 
-    >>> # bboxes, labels, scores = RetinaNetResNet50FPN(pretrained_model='coco').predict([img])
+    Example (downloads the COCO weights)::
+
+        bboxes, labels, scores = RetinaNetResNet50FPN(pretrained_model='coco').predict([img])
     """
 
     presets: typing.ClassVar[dict] = RETINANET_PRESETS

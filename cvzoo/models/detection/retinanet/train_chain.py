@@ -30,7 +30,9 @@ class RetinaNetTrainChain(L.Chain):
         smooth_l1_beta (float or None): None for torchvision's L1 box loss, else the
             smooth L1 switch point (Detectron uses 0.11).
 
-    >>> # loss = RetinaNetTrainChain(RetinaNetResNet50FPN(n_fg_class=20))(x, bboxes, labels)
+    Example, with a batch of prepared images ``x``::
+
+        loss = RetinaNetTrainChain(RetinaNetResNet50FPN(n_fg_class=20))(x, bboxes, labels)
     """
 
     def __init__(self, model, alpha=0.25, gamma=2.0, *, fg_thresh=0.5, bg_thresh=0.4,

@@ -40,7 +40,17 @@ class SSDTransform:
     (R, 4) x-first in pixels, label (R,) int32), it returns ``(img, mb_loc, mb_label)``:
     (3, insize, insize) float32 mean subtracted, (K, 4) float32, (K,) int32.
 
-    >>> # dataset = TransformDataset(VOCBboxDataset(), SSDTransform(model.coder, 300, model.mean))
+    In training it maps a dataset: ``TransformDataset(train, SSDTransform(model.coder,
+    model.insize, model.mean))``.
+
+    >>> from cvzoo.models.detection.ssd.ssd_tiny import SSDTiny
+    >>> model = SSDTiny(n_fg_class=3)
+    >>> transform = SSDTransform(model.coder, model.insize, model.mean)
+    >>> img = numpy.full((3, 80, 100), 128, numpy.float32)
+    >>> bbox = numpy.array([[10, 10, 60, 50]], numpy.float32)
+    >>> img, mb_loc, mb_label = transform((img, bbox, numpy.array([2], numpy.int32)))
+    >>> img.shape, mb_loc.shape, mb_label.shape, mb_label.dtype
+    ((3, 96, 96), (772, 4), (772,), dtype('int32'))
     """
 
     def __init__(self, coder, insize, mean, max_expand_ratio=4):

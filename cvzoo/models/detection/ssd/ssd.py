@@ -243,7 +243,9 @@ class SSD512(SSD):
     Weights keys: ``'voc0712'`` (ChainerCV reports VOC2007 test mAP 79.7) and
     ``'imagenet'``. Arguments as :class:`SSD300`.
 
-    >>> # model = SSD512(pretrained_model='voc0712')
+    Example (downloads the weights)::
+
+        model = SSD512(pretrained_model='voc0712')
     """
 
     # ChainerCV's post-processing, which these weights come from

@@ -16,7 +16,17 @@ class SSDTrainChain(L.Chain):
         alpha (float): weight of the localisation loss (1 in the paper).
         k (float): hard negatives per positive (3 in the paper).
 
-    >>> # loss = SSDTrainChain(SSD300(n_fg_class=20))(imgs, gt_mb_locs, gt_mb_labels)
+    >>> import numpy
+    >>> from cvzoo.models.detection.ssd.ssd_tiny import SSDTiny
+    >>> model = SSDTiny(n_fg_class=3)
+    >>> n_anchor = len(model.coder.default_bbox)
+    >>> imgs = numpy.zeros((2, 3, model.insize, model.insize), numpy.float32)
+    >>> gt_mb_locs = numpy.zeros((2, n_anchor, 4), numpy.float32)
+    >>> gt_mb_labels = numpy.zeros((2, n_anchor), numpy.int32)
+    >>> gt_mb_labels[:, 0] = 1  # one positive anchor (class 0) per image
+    >>> loss = SSDTrainChain(model)(imgs, gt_mb_locs, gt_mb_labels)
+    >>> loss.shape, bool(loss.array > 0)
+    ((), True)
     """
 
     def __init__(self, model, alpha=1.0, k=3):

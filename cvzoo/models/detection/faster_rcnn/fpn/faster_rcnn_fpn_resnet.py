@@ -110,7 +110,9 @@ class FasterRCNNFPNResNet50(FasterRCNNFPNResNet):
     by ChainerCV; mmAP 37.1 on val2017), ``'imagenet'`` (ResNet-50 'he' backbone).
     Other arguments as :class:`FasterRCNNFPNResNet`.
 
-    >>> # model = FasterRCNNFPNResNet50(pretrained_model='coco')
+    Example (downloads the weights)::
+
+        model = FasterRCNNFPNResNet50(pretrained_model='coco')
     """
 
     def __init__(self, n_fg_class=None, pretrained_model=None, **kwargs):
