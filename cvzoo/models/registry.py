@@ -108,7 +108,14 @@ def get_model(name: str, pretrained_model=None, **kwargs):
     the model was trained with (class count, input size) and its label names; explicit
     ``kwargs`` win.
 
-    >>> model = get_model('resnet50', pretrained_model='imagenet')  # doctest: +SKIP
+    >>> from cvzoo.models import get_model
+    >>> model = get_model('ssd_tiny', n_fg_class=2)
+    >>> type(model).__name__, model.label_names
+    ('SSDTiny', None)
+
+    With the weights of a zoo key (downloaded)::
+
+        model = get_model('resnet50', pretrained_model='imagenet')
     """
     cls, _ = _model_class(name)
     config = trained_model.read_model_config(pretrained_model)

@@ -3,9 +3,10 @@
 The data (a folder per class or a file list) is read by
 :func:`cvzoo.datasets.registry.load_classification_dataset`.
 
->>> from cvzoo.datasets import registry
->>> result = evaluate(model, registry.load_classification_dataset('val/'),
-...                   crop='ten')  # doctest: +SKIP
+Example, on a folder of ImageNet validation images::
+
+    from cvzoo.datasets import registry
+    result = evaluate(model, registry.load_classification_dataset('val/'), crop='ten')
 """
 
 import numpy

@@ -7,11 +7,19 @@ the other layers. Per convolution: bias[n], then (with batch_normalize) scale[n]
 rolling_mean[n], rolling_variance[n], then the weights (n, c / groups, size, size).
 The file holds no names, so the model built from the cfg asks for the values in order.
 
->>> sections = parse_darknet_cfg('yolo-fastest.cfg')  # doctest: +SKIP
->>> sections[0][0]  # doctest: +SKIP
-'net'
->>> with DarknetWeightsReader('yolo-fastest.weights') as reader:  # doctest: +SKIP
+>>> import tempfile
+>>> folder = tempfile.mkdtemp()
+>>> with open(os.path.join(folder, 'tiny.cfg'), 'w') as handle:
+...     _ = handle.write('[net]\\nwidth=32\\nheight=32\\n\\n[convolutional]\\nfilters=8\\n')
+>>> parse_darknet_cfg(os.path.join(folder, 'tiny.cfg'))
+[('net', {'width': '32', 'height': '32'}), ('convolutional', {'filters': '8'})]
+>>> with open(os.path.join(folder, 'tiny.weights'), 'wb') as handle:
+...     _ = handle.write(struct.pack('<iiiq', 0, 2, 0, 0))  # version 0.2.0, seen 0
+...     _ = handle.write(numpy.arange(8, dtype='<f4').tobytes())
+>>> with DarknetWeightsReader(os.path.join(folder, 'tiny.weights')) as reader:
 ...     bias = reader.read(8)
+>>> bias
+array([0., 1., 2., 3., 4., 5., 6., 7.], dtype=float32)
 """
 
 import os

@@ -10,8 +10,13 @@ The name of a file says little (``.pth`` files are zip or legacy pickles, ``.h5`
     'darknet_weights'  a Darknet version header followed by whole float32 values
     'safetensors'      an 8-byte header length, then a JSON header (read with no pickle)
 
->>> sniff_format('resnet50-0676ba61.pth')  # doctest: +SKIP
-'torch_zip'
+>>> import tempfile
+>>> import numpy
+>>> path = os.path.join(tempfile.mkdtemp(), 'weights.pth')  # the name says nothing
+>>> with open(path, 'wb') as handle:
+...     numpy.savez(handle, W=numpy.zeros((2, 3), numpy.float32))
+>>> sniff_format(path)
+'npz'
 """
 
 import os

@@ -57,8 +57,10 @@ class DeepLabV3plusXception65(segmentation_model.SegmentationModel):
     Attributes:
         feature_extractor (Xception65), aspp (SeparableASPP), decoder (Decoder).
 
-    >>> model = DeepLabV3plusXception65(pretrained_model='voc', flip=True)  # doctest: +SKIP
-    >>> labels = model.predict(['cat.jpg'])  # doctest: +SKIP
+    Example (downloads the weights)::
+
+        model = DeepLabV3plusXception65(pretrained_model='voc', flip=True)
+        labels = model.predict(['cat.jpg'])
     """
 
     def __init__(self, n_class=None, pretrained_model=None, min_input_size=None,

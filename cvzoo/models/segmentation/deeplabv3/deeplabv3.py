@@ -24,8 +24,10 @@ class DeepLabV3ResNet50(DilatedResNetSegmenter):
         n_class, pretrained_model: as in :class:`DilatedResNetSegmenter`.
         **kwargs: ``aux``, ``source``, ``initialW`` of :class:`DilatedResNetSegmenter`.
 
-    >>> model = DeepLabV3ResNet50(pretrained_model='coco_voc')  # doctest: +SKIP
-    >>> labels = model.predict(['street.jpg'])  # doctest: +SKIP
+    Example (downloads the weights)::
+
+        model = DeepLabV3ResNet50(pretrained_model='coco_voc')
+        labels = model.predict(['street.jpg'])
     """
 
     head_class = DeepLabHead

@@ -22,8 +22,10 @@ class FCNResNet50(DilatedResNetSegmenter):
         n_class, pretrained_model: as in :class:`DilatedResNetSegmenter`.
         **kwargs: ``aux``, ``source``, ``initialW`` of :class:`DilatedResNetSegmenter`.
 
-    >>> model = FCNResNet50(n_class=21)  # doctest: +SKIP
-    >>> labels = model.predict(['street.jpg'])  # doctest: +SKIP
+    Example, with an image file of your own::
+
+        model = FCNResNet50(n_class=21)
+        labels = model.predict(['street.jpg'])
     """
 
     head_class = FCNHead

@@ -191,8 +191,10 @@ class PSPNetResNet50(PSPNet):
     ChainerCV reports 73.99 % mIoU on Cityscapes val), ``'ade20k'`` (150 classes,
     473x473, 34.97 %). Arguments as in :class:`PSPNet` without ``n_layer``.
 
-    >>> model = PSPNetResNet50(pretrained_model='cityscapes')  # doctest: +SKIP
-    >>> labels = model.predict(['street.png'])  # doctest: +SKIP
+    Example (downloads the weights)::
+
+        model = PSPNetResNet50(pretrained_model='cityscapes')
+        labels = model.predict(['street.png'])
     """
 
     def __init__(self, n_class=None, pretrained_model=None, input_size=None, **kwargs):
