@@ -51,15 +51,26 @@ class RunLengthMasks:
         self.offsets = numpy.asarray(offsets, numpy.int64)
         self.heights = numpy.asarray(heights, numpy.int64)
         n_run = numpy.diff(self.offsets)
-        self._mask_of_run = numpy.repeat(numpy.arange(len(self)), n_run)
-        self._before = numpy.zeros(len(self.starts) + 1, numpy.int64)  # pixels in earlier runs
-        numpy.cumsum(self.ends - self.starts, out=self._before[1:])
-        self.area = self._before[self.offsets[1:]] - self._before[self.offsets[:-1]]
+        before = numpy.r_[0, numpy.cumsum(self.ends - self.starts)]
+        self.area = before[self.offsets[1:]] - before[self.offsets[:-1]]
         # NOTE: boxes of masks already encoded are passed on (concatenate), not recomputed.
         self.bbox = self._bboxes(n_run) if bbox is None else numpy.asarray(bbox, numpy.int64)
-        # NOTE: one sorted key per run (mask, start) lets one searchsorted serve all masks.
-        self._stride = int(self.ends.max(initial=0)) + 1
-        self._keys = self._mask_of_run * self._stride + self.starts
+        # NOTE: the look-up tables are built on first use: an evaluator keeps many
+        # RunLengthMasks and searches only their concatenation.
+        self._tables = None
+
+    def _lookup(self):
+        """``(before, stride, keys)``: the pixels in all runs before each run, the key
+        stride and the sorted (mask, start) key of each run."""
+        if self._tables is None:
+            before = numpy.zeros(len(self.starts) + 1, numpy.int64)
+            numpy.cumsum(self.ends - self.starts, out=before[1:])
+            # NOTE: one sorted key per run (mask, start) lets one searchsorted serve all
+            # masks.
+            stride = int(self.ends.max(initial=0)) + 1
+            mask_of_run = numpy.repeat(numpy.arange(len(self)), numpy.diff(self.offsets))
+            self._tables = before, stride, mask_of_run * stride + self.starts
+        return self._tables
 
     def __len__(self):
         return len(self.offsets) - 1
@@ -99,8 +110,9 @@ class RunLengthMasks:
         """Decode every mask to an (N, H, W) bool array of one image size (H, W)."""
         H, W = size
         flat = numpy.zeros((len(self), H * W + 1), numpy.int64)
-        numpy.add.at(flat, (self._mask_of_run, self.starts), 1)
-        numpy.add.at(flat, (self._mask_of_run, self.ends), -1)
+        mask_of_run = numpy.repeat(numpy.arange(len(self)), numpy.diff(self.offsets))
+        numpy.add.at(flat, (mask_of_run, self.starts), 1)
+        numpy.add.at(flat, (mask_of_run, self.ends), -1)
         return (numpy.cumsum(flat[:, :-1], axis=1) > 0).reshape(len(self), W, H).transpose(
             0, 2, 1)
 
@@ -108,7 +120,7 @@ class RunLengthMasks:
         bbox = numpy.zeros((len(self), 4), numpy.int64)
         if not len(self.starts):
             return bbox
-        height = self.heights[self._mask_of_run]
+        height = numpy.repeat(self.heights, n_run)
         last = self.ends - 1
         one_column = self.starts // height == last // height
         top = numpy.where(one_column, self.starts % height, 0)
@@ -127,13 +139,14 @@ class RunLengthMasks:
         Args:
             mask_index, position: int64 arrays of one shape.
         """
-        key = mask_index * self._stride + numpy.minimum(position, self._stride - 1)
-        run = numpy.searchsorted(self._keys, key, side='right') - 1
+        before, stride, keys = self._lookup()
+        key = mask_index * stride + numpy.minimum(position, stride - 1)
+        run = numpy.searchsorted(keys, key, side='right') - 1
         first = self.offsets[mask_index]
         inside = run >= first
         run = numpy.maximum(run, 0)
         partial = numpy.clip(position - self.starts[run], 0, self.ends[run] - self.starts[run])
-        count = self._before[run] - self._before[first] + partial
+        count = before[run] - before[first] + partial
         return numpy.where(inside, count, 0)
 
     def intersection(self, index, other, other_index):
