@@ -1,21 +1,13 @@
 """bench/bench_gpu.py: a quick run on the CPU (and on the CuPy stand-in's cuda:0, and
 against torch when it is here) prints and writes its table, one row per workload."""
 
-import importlib.util
-import pathlib
 import re
 
 import pytest
 
-BENCH = pathlib.Path(__file__).resolve().parents[2] / 'bench'
+from tests.helpers.scripts import load_bench
+
 _TIME = r'\d+(\.\d+)? m?s \(n=1\)'
-
-
-def _bench_gpu():
-    spec = importlib.util.spec_from_file_location('bench_gpu', BENCH / 'bench_gpu.py')
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _rows(lines):
@@ -26,7 +18,8 @@ def _rows(lines):
 
 def test_quick_run_on_the_cpu_writes_the_table(tmp_path, capsys):
     out = tmp_path / 'report' / 'bench.md'
-    lines = _bench_gpu().main(['--device', 'cpu', '--quick', '--no-torch', '--out', str(out)])
+    lines = load_bench('bench_gpu').main(['--device', 'cpu', '--quick', '--no-torch',
+                                          '--out', str(out)])
     rows = _rows(lines)
     assert list(rows) == ['resnet50', 'ssd300', 'ssd300_vgg16', 'yolov3']
     for name, (cvzoo, torch, ratio, note) in rows.items():
@@ -43,7 +36,7 @@ def test_quick_run_on_the_cpu_writes_the_table(tmp_path, capsys):
 
 
 def test_a_failing_workload_shows_in_its_row(monkeypatch):
-    module = _bench_gpu()
+    module = load_bench('bench_gpu')
 
     def broken(*args):
         raise RuntimeError('out of memory | on purpose')
@@ -56,8 +49,8 @@ def test_a_failing_workload_shows_in_its_row(monkeypatch):
 
 def test_quick_run_on_the_stand_in_gpu(stand_in):
     with stand_in.count_syncs() as syncs:
-        lines = _bench_gpu().main(['--device', 'cuda:0', '--quick', '--no-torch',
-                                   '--parts', 'resnet50'])
+        lines = load_bench('bench_gpu').main(['--device', 'cuda:0', '--quick', '--no-torch',
+                                              '--parts', 'resnet50'])
     row = _rows(lines)['resnet50']
     assert re.fullmatch(_TIME, row[0]), row
     assert any(kind == 'synchronize' for kind, _ in syncs)  # the timed region is synced
@@ -66,8 +59,8 @@ def test_quick_run_on_the_stand_in_gpu(stand_in):
 
 @pytest.mark.reference
 def test_quick_run_against_torch(torchvision):
-    lines = _bench_gpu().main(['--device', 'cpu', '--quick', '--parts', 'resnet50',
-                               'ssd300_vgg16'])
+    lines = load_bench('bench_gpu').main(['--device', 'cpu', '--quick', '--parts', 'resnet50',
+                                          'ssd300_vgg16'])
     rows = _rows(lines)
     for name in ('resnet50', 'ssd300_vgg16'):
         cvzoo, torch, ratio, _ = rows[name]

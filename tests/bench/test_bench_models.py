@@ -1,21 +1,15 @@
 """bench/bench_models.py: a detection run of ssd_tiny end to end (child processes, table,
 docs), a failing model shown in its row, and the docs update that keeps other parts."""
 
-import importlib.util
 import os
 import pathlib
 import re
 import subprocess
 import sys
 
+from tests.helpers.scripts import load_bench
+
 BENCH = pathlib.Path(__file__).resolve().parents[2] / 'bench'
-
-
-def _bench_models():
-    spec = importlib.util.spec_from_file_location('bench_models', BENCH / 'bench_models.py')
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_detection_run_of_ssd_tiny_and_a_failing_model(tmp_path):
@@ -51,7 +45,7 @@ def test_detection_run_of_ssd_tiny_and_a_failing_model(tmp_path):
 
 
 def test_replace_models_part_replaces_only_its_part():
-    replace = _bench_models().replace_models_part
+    replace = load_bench('bench_models').replace_models_part
     text = '# B\n\n## Models\n\nintro\n\n### Detection\n\nold\n\n### Other\n\no\n\n## Next\n\nn\n'
     assert replace(text, 'Detection', 'new\n') == (
         '# B\n\n## Models\n\nintro\n\n### Detection\n\nnew\n\n### Other\n\no\n\n## Next\n\nn\n')
@@ -64,10 +58,7 @@ def test_replace_models_part_replaces_only_its_part():
 def test_mirrored_key_takes_voc_first_and_needs_every_file(tmp_path, monkeypatch):
     from cvzoo.models import zoo
 
-    spec = importlib.util.spec_from_file_location('model_workloads',
-                                                  BENCH / 'model_workloads.py')
-    workloads = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(workloads)
+    workloads = load_bench('model_workloads')
     monkeypatch.delenv('CVZOO_WEIGHTS_MIRROR', raising=False)
     assert workloads.mirrored_key('yolo_fastest') is None
     monkeypatch.setenv('CVZOO_WEIGHTS_MIRROR', str(tmp_path))

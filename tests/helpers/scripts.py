@@ -1,15 +1,29 @@
-"""Load a file of scripts/ as a module, so tests call its functions directly."""
+"""Load a file of scripts/ or bench/ as a module, so tests call its functions directly.
+
+The one place tests load a module by its path: scripts and benchmarks are programs, not
+part of an importable package.
+"""
 
 import importlib.util
 import pathlib
 
-SCRIPTS = pathlib.Path(__file__).resolve().parents[2] / 'scripts'
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SCRIPTS = ROOT / 'scripts'
+BENCH = ROOT / 'bench'
+
+
+def _load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def load_script(name):
     """The module of ``scripts/<name>.py`` (e.g. ``load_script('train_yolo')``)."""
-    spec = importlib.util.spec_from_file_location(f'cvzoo_script_{name}',
-                                                  SCRIPTS / f'{name}.py')
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return _load(SCRIPTS / f'{name}.py', f'cvzoo_script_{name}')
+
+
+def load_bench(name):
+    """The module of ``bench/<name>.py`` (e.g. ``load_bench('bench_models')``)."""
+    return _load(BENCH / f'{name}.py', f'cvzoo_bench_{name}')

@@ -1,7 +1,6 @@
 """scripts/eval_detection.py, cvzoo.models.detection.evaluate and the detection datasets of
 cvzoo.datasets.registry on tiny VOC/COCO folders."""
 
-import importlib.util
 import json
 import pathlib
 import shutil
@@ -15,8 +14,8 @@ from cvzoo.models.detection.darknet.darknet_detector import DarknetDetector
 from cvzoo.utils import image
 
 from tests.helpers.darknet_cfgs import TINY_YOLO_CFG as TINY_CFG
+from tests.helpers.scripts import load_script
 
-SCRIPT = pathlib.Path(__file__).resolve().parents[2] / 'scripts' / 'eval_detection.py'
 # dog.jpg (768 x 576): the obvious objects, boxed by hand (x_min, y_min, x_max, y_max)
 DOG_OBJECTS = [('bicycle', (125, 140, 570, 460), 0), ('car', (465, 75, 690, 170), 0),
                ('dog', (130, 220, 315, 540), 0), ('person', (0, 0, 5, 5), 1)]
@@ -24,10 +23,7 @@ DOG_OBJECTS = [('bicycle', (125, 140, 570, 460), 0), ('car', (465, 75, 690, 170)
 
 @pytest.fixture(scope='module')
 def script():
-    spec = importlib.util.spec_from_file_location('cvzoo_eval_detection', SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script('eval_detection')
 
 
 def _xml(objects, size):

@@ -1,8 +1,6 @@
 """End-to-end smoke test of scripts/eval_imagenet.py on a tiny folder-per-class dataset."""
 
 import dataclasses
-import importlib.util
-import pathlib
 
 import numpy
 import PIL.Image
@@ -16,8 +14,8 @@ from cvzoo.datasets.imagenet import imagenet_label_names
 from cvzoo.models import discovery, registry, zoo
 from cvzoo.models.classification import evaluate, image_classifier
 from cvzoo.models.classification.resnet import presets
+from tests.helpers.scripts import load_script
 
-SCRIPT = pathlib.Path(__file__).resolve().parents[2] / 'scripts' / 'eval_imagenet.py'
 WNIDS = imagenet_label_names.imagenet_wnids
 
 
@@ -62,13 +60,6 @@ def _write_folder(root, rng):
     return classes
 
 
-def _load_script():
-    spec = importlib.util.spec_from_file_location('cvzoo_scripts_eval_imagenet', SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _reference_errors(model, dataset, ten):
     truths = numpy.array([label for _, label in dataset])
     imgs = [img for img, _ in dataset]
@@ -103,7 +94,7 @@ def test_script_end_to_end(tiny_model, tmp_path, capsys, crop):
     _write_folder(tmp_path / 'val', numpy.random.default_rng(3))
     argv = ['--model', 'tiny_cls', '--pretrained-model', str(weights), '--dataset',
             str(tmp_path / 'val'), '--crop', crop, '--batchsize', '4', '--limit', '5']
-    assert _load_script().main(argv) == 0
+    assert load_script('eval_imagenet').main(argv) == 0
     out = capsys.readouterr().out
     dataset = dataset_registry.load_classification_dataset(tmp_path / 'val')
     top1, top5 = _reference_errors(model, [dataset[i] for i in range(5)], crop == 'ten')
@@ -116,5 +107,5 @@ def test_script_prints_the_reported_score(tiny_model, tmp_path, capsys, monkeypa
     _write_folder(tmp_path / 'val', numpy.random.default_rng(4))
     monkeypatch.setattr(zoo, 'fetch_weights', lambda entry: [str(weights)])
     argv = ['--model', 'tiny_cls', '--dataset', str(tmp_path / 'val'), '--limit', '2']
-    assert _load_script().main(argv) == 0
+    assert load_script('eval_imagenet').main(argv) == 0
     assert 'reported: 40.00 % (torchvision docs' in capsys.readouterr().out

@@ -1,8 +1,6 @@
 """End-to-end smoke test of scripts/eval_semantic_segmentation.py on a tiny folder."""
 
 import dataclasses
-import importlib.util
-import pathlib
 
 import numpy
 import pytest
@@ -12,16 +10,12 @@ from cvzoo.evaluators.metrics.eval_semantic_segmentation import eval_semantic_se
 from cvzoo.models.segmentation import evaluate
 from cvzoo.models.segmentation.espnet import espnet
 from cvzoo.utils import image
-
-SCRIPT = pathlib.Path(__file__).resolve().parents[2] / 'scripts' / 'eval_semantic_segmentation.py'
+from tests.helpers.scripts import load_script
 
 
 @pytest.fixture(scope='module')
 def script():
-    spec = importlib.util.spec_from_file_location('cvzoo_eval_semantic_segmentation', SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script('eval_semantic_segmentation')
 
 
 def _folder(root, rng, n_image=3, size=(20, 28)):

@@ -1,22 +1,17 @@
 """scripts/train_classifier.py: a smoke run on a tiny folder dataset, and the digits proof."""
 
-import importlib.util
 import json
-import pathlib
 import time
 
 import numpy
 import pytest
 from PIL import Image
 
-SCRIPT = pathlib.Path(__file__).resolve().parents[2] / 'scripts' / 'train_classifier.py'
+from tests.helpers.scripts import load_script
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location('train_classifier', SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script('train_classifier')
 
 
 def _make_folder_dataset(root, n_per_class=6):
