@@ -5,8 +5,8 @@
     cvzoo download MODEL KEY [--format safetensors]
     cvzoo download --forget MODEL KEY
     cvzoo download --all --to DIR [--model MODEL]
-    cvzoo predict [IMAGE...] [--model NAME --pretrained-model KEY] [--device D] [--topk K] [--out PNG]
-                  [--runtime cvzoo|onnxruntime]
+    cvzoo predict [IMAGE...] [--model NAME --pretrained-model KEY] [--device D] [--topk K]
+                  [--out PNG] [--runtime cvzoo|onnxruntime]
     cvzoo export MODEL --pretrained-model KEY --format onnx --out FILE [--size H W]
 """
 

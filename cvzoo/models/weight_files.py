@@ -7,7 +7,8 @@ it matches the entry's sha256; a shipped file that does not is refused
 ``$CVZOO_WEIGHTS_MIRROR``). A full sha256 is checked there; a published prefix is
 checked here. A file whose source publishes no sha256 (``UNPUBLISHED``) is trusted the
 first time it is fetched *and loads into its model*; its sha256 is then recorded in
-``$CVZOO_HOME/weights/<file_name>.sha256`` (:func:`trust_record_path`), and every later load is verified against that record
+``$CVZOO_HOME/weights/<file_name>.sha256`` (:func:`trust_record_path`), and every later
+load is verified against that record
 (:func:`cvzoo.models.zoo.load_weights` calls :func:`pending_trust`, then
 :func:`record_trust` or :func:`drop_untrusted`). ``cvzoo download --forget MODEL KEY``
 (:func:`forget_trust`) removes the record, the file and its converted cache.

@@ -16,7 +16,8 @@ from cvzoo.utils import download
 
 
 def _sha256(path):
-    return hashlib.sha256(open(path, 'rb').read()).hexdigest()
+    with open(path, 'rb') as file:
+        return hashlib.sha256(file.read()).hexdigest()
 
 
 def _shipped_entry():
@@ -53,7 +54,8 @@ def test_sample_image_is_darknets_dog():
     assert os.path.basename(path) == 'dog.jpg'
     assert Image.open(path).size == (768, 576)
     # the hash the folder's README gives, the picture of ../shared/data/images/dog.jpg
-    readme = open(os.path.join(embedded.EMBEDDED_DIR, 'README.md')).read()
+    with open(os.path.join(embedded.EMBEDDED_DIR, 'README.md')) as file:
+        readme = file.read()
     assert re.search(rf'`dog.jpg` \| {_sha256(path)} \|', readme)
 
 
