@@ -16,8 +16,7 @@ on the second). predict() runs one image at a time, as ChainerCV:
    keep the pixels ``> binary_thresh``.
 
 Differences from ChainerCV: Pillow's bilinear resize of the input image (the weights
-were trained with OpenCV's), instances by decreasing score (not by class), and NMS ties
-visited lower index first.
+were trained with OpenCV's), and instances by decreasing score (not by class).
 """
 
 import typing
@@ -110,18 +109,36 @@ class FCIS(L.Chain, instance_segmenter.InstanceSegmenter):
         (H, W), = sizes
         scale = x.shape[3] / W
         seg_scores, _, cls_scores, rois, _ = self.forward(x, [scale])
+        instances = self.decode(seg_scores.array, cls_scores.array, rois, (H, W), scale)
+        return tuple([value] for value in instances)
+
+    def decode(self, roi_seg_scores, roi_cls_scores, rois, size, scale):
+        """The instances of one image from the head's outputs (steps 2 and 3 of the
+        module docstring).
+
+        Args:
+            roi_seg_scores (array): (R, 2, M, M) outside/inside scores of the RoIs.
+            roi_cls_scores (array): (R, n_class) class scores.
+            rois (array): (R, 4) float32 RoIs (x_min, y_min, x_max, y_max), input pixels.
+            size (tuple of int): the image's (H, W).
+            scale (float): input pixels per image pixel.
+
+        Returns:
+            tuple: merged ``prob`` (K, M, M), ``bbox`` (K, 4) integer pixel bounds in the
+            image, ``label`` (K,) and ``score`` (K,), by decreasing score, on the device.
+        """
+        H, W = size
         xp = backend.get_array_module(rois)
         large, = detector.to_host(((rois[:, 2:] - rois[:, :2]) >= self.min_drop_size)
                                   .all(axis=1))
         keep = backend.on_device_of(numpy.nonzero(large)[0], rois)
         bbox = xp.clip(rois[keep] / scale, 0, xp.asarray([W, H, W, H], numpy.float32))
-        seg_prob = F.softmax(seg_scores.array[keep], axis=1).array[:, 1]
-        cls_prob = F.softmax(cls_scores.array[keep], axis=1).array
-        prob, bbox, label, score = mask_voting.mask_voting(
+        seg_prob = F.softmax(roi_seg_scores[keep], axis=1).array[:, 1]
+        cls_prob = F.softmax(roi_cls_scores[keep], axis=1).array
+        return mask_voting.mask_voting(
             seg_prob, bbox, cls_prob, (H, W), score_thresh=self.score_thresh,
             nms_thresh=self.nms_thresh, mask_merge_thresh=self.mask_merge_thresh,
             binary_thresh=self.binary_thresh, limit=self.limit)
-        return [prob], [bbox], [label], [score]
 
     def paste_masks(self, prob, bbox, size):
         """Resize each grid to its integer box and keep the pixels ``> binary_thresh``."""

@@ -4,7 +4,7 @@ Given each RoI's box, mask probabilities on a small grid over it and class
 probabilities, as ChainerCV's ``mask_voting``:
 
 1. per foreground class, greedy NMS of all RoIs by that class's probability
-   (IoU >= ``nms_thresh`` suppresses);
+   (IoU >= ``nms_thresh`` suppresses; among equal probabilities the later RoI first);
 2. the kept (box, class) pairs score at least ``score_thresh`` and at least the
    ``limit``-th best kept score;
 3. each kept pair votes: the RoIs whose boxes overlap its box with IoU >=
@@ -23,7 +23,8 @@ crops are resized by per-instance interpolation matrices (OpenCV's bilinear rule
 the weights were trained with). No Python step per instance or per pixel.
 
 Differences from ChainerCV: instances are returned by decreasing score (ChainerCV:
-by class, then score); equal scores are visited lower index first by the NMS.
+by class, then score; equal scores keep ChainerCV's order: by class, and within a class
+the later RoI first).
 """
 
 import numpy
@@ -53,9 +54,11 @@ def select_pairs(bbox, cls_prob, score_thresh, nms_thresh, limit):
     """
     xp = backend.get_array_module(bbox)
     R, n_class = cls_prob.shape
-    fg_score = cls_prob[:, 1:].T.ravel()
+    # NOTE: the RoIs in reverse, so that among equal scores the NMS visits the later RoI
+    # first, as ChainerCV's reversed argsort does where NumPy's sort keeps ties in order
+    fg_score = cls_prob[::-1, 1:].T.ravel()
     label = xp.repeat(xp.arange(n_class - 1), R)
-    tiled = xp.broadcast_to(bbox, (n_class - 1, R, 4)).reshape(-1, 4)
+    tiled = xp.broadcast_to(bbox[::-1], (n_class - 1, R, 4)).reshape(-1, 4)
     kept = nms.batched_non_maximum_suppression(tiled, fg_score, label, nms_thresh)
     score = fg_score[kept]
     if len(kept) == 0:
@@ -64,7 +67,7 @@ def select_pairs(bbox, cls_prob, score_thresh, nms_thresh, limit):
     # NOTE: scores are sorted, so the pairs kept are a prefix (one read of its length)
     n_keep, = detector.to_host((score >= floor).sum())
     kept, score = kept[:int(n_keep)], score[:int(n_keep)]
-    return kept % R, label[kept], score
+    return R - 1 - kept % R, label[kept], score
 
 
 def _vote(seg_prob, bbox, weight, size, binary_thresh):

@@ -43,7 +43,8 @@ def _iou(a, b):
 
 def _nms(bbox, score, thresh):
     kept = []
-    for i in numpy.argsort(-score, kind='stable'):
+    # ChainerCV's reversed argsort: among equal scores the later box first
+    for i in numpy.argsort(score, kind='stable')[::-1]:
         if all(_iou(bbox[i], bbox[k]) < thresh for k in kept):
             kept.append(i)
     return kept
@@ -129,3 +130,17 @@ def test_no_candidates(device):
                                                        nms_thresh=0.3)
     assert prob.shape == (0, 7, 7) and bbox.shape == (0, 4)
     assert label.shape == (0,) and score.shape == (0,)
+
+
+def test_equal_scores_keep_the_later_roi(device, rng):
+    # RoIs 0 and 2 score alike and overlap: ChainerCV's NMS keeps the later one.
+    bbox = numpy.array([[2, 2, 20, 20], [30, 30, 40, 40], [4, 3, 21, 22]], numpy.float32)
+    seg_prob = rng.uniform(0.5, 1, (3, 5, 5)).astype(numpy.float32)
+    cls_prob = numpy.array([[0.2, 0.8], [0.9, 0.1], [0.2, 0.8]], numpy.float32)
+    want = _reference(seg_prob, bbox, cls_prob, (48, 48), 0.5, 0.3, 0.9, 0.4, 100)
+    _, voted_bbox, _, score = mask_voting.mask_voting(
+        *(backend.to_device(a, device) for a in (seg_prob, bbox, cls_prob)), (48, 48),
+        score_thresh=0.5, nms_thresh=0.3, mask_merge_thresh=0.9)
+    numpy.testing.assert_array_equal(backend.to_numpy(voted_bbox), [want[0][2]])
+    numpy.testing.assert_array_equal(backend.to_numpy(voted_bbox), [[4, 3, 21, 22]])
+    assert backend.to_numpy(score).tolist() == [numpy.float32(0.8)]
