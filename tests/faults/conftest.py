@@ -1,7 +1,5 @@
-"""Fixtures of the fault tables: a check that a case wrote nothing outside its tmp_path,
-and a loader for helpers that live in other test folders."""
+"""Fixtures of the fault tables: a check that a case wrote nothing outside its tmp_path."""
 
-import importlib.util
 import os
 import pathlib
 
@@ -11,24 +9,6 @@ TESTS = pathlib.Path(__file__).resolve().parents[1]
 REPO = TESTS.parent
 # Written by the test runner itself, not by the code under test.
 _SKIPPED_DIRS = {'.git', '__pycache__', '.pytest_cache', '.benchmarks'}
-
-
-_loaded = {}
-
-
-@pytest.fixture(scope='session')
-def test_module():
-    """Import a helper module of another test folder by its path under tests/ (tests have
-    no packages), e.g. ``test_module('datasets/test_voc.py')._write_voc``; each once."""
-    def load(relative_path):
-        if relative_path not in _loaded:
-            name = 'cvzoo_faults_' + relative_path.replace('/', '_').removesuffix('.py')
-            spec = importlib.util.spec_from_file_location(name, TESTS / relative_path)
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            _loaded[relative_path] = module
-        return _loaded[relative_path]
-    return load
 
 
 def _listing(root):

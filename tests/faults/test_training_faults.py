@@ -1,5 +1,5 @@
-"""Training under faults, on the train scripts with tests/scripts/test_train_faults.py's tiny
-data: a non-finite loss stops without a final model, a killed snapshot's .tmp is removed by
+"""Training under faults, on the train scripts with the tiny data of tests.helpers.train_runs:
+a non-finite loss stops without a final model, a killed snapshot's .tmp is removed by
 the next run, and a corrupt snapshot to resume from is named."""
 
 import numpy
@@ -7,11 +7,7 @@ import pytest
 
 from cvzoo import errors
 from cvzoo.core.training.extensions.fail_on_non_number import NonFiniteError
-
-
-@pytest.fixture
-def train(test_module):
-    return test_module('scripts/test_train_faults.py')
+from tests.helpers import train_runs
 
 
 def _truncated(path):
@@ -37,13 +33,13 @@ CORRUPT_SNAPSHOTS = {
 
 
 @pytest.mark.parametrize('case', list(CORRUPT_SNAPSHOTS), ids=list(CORRUPT_SNAPSHOTS))
-def test_resume_from_a_corrupt_snapshot_names_it(train, tmp_path, case):
+def test_resume_from_a_corrupt_snapshot_names_it(tmp_path, case):
     breaks, error, text = CORRUPT_SNAPSHOTS[case]
     snapshot = tmp_path / 'snapshot_iter_7'
     breaks(snapshot)
-    args = train._args('classifier', tmp_path, tmp_path / 'out', 2)
+    args = train_runs.train_args('classifier', tmp_path, tmp_path / 'out', 2)
     with pytest.raises(error) as info:
-        train._load('classifier').main(args + ['--resume', str(snapshot)])
+        train_runs.load_train_script('classifier').main(args + ['--resume', str(snapshot)])
     assert type(info.value) is error
     assert 'snapshot_iter_7' in str(info.value) and text in str(info.value)
     assert not (tmp_path / 'out' / 'model.npz').exists()
@@ -58,24 +54,24 @@ NON_FINITE = {
 
 
 @pytest.mark.parametrize('case', list(NON_FINITE), ids=list(NON_FINITE))
-def test_non_finite_loss_stops_without_a_final_model(train, tmp_path, monkeypatch, case):
+def test_non_finite_loss_stops_without_a_final_model(tmp_path, monkeypatch, case):
     name, iteration = NON_FINITE[case]
     out = tmp_path / 'out'
-    train._poison_at(monkeypatch, iteration)
+    train_runs.poison_at(monkeypatch, iteration)
     with pytest.raises(NonFiniteError, match='main/loss') as info:
-        train._load(name).main(train._args(name, tmp_path, out, 3))
+        train_runs.load_train_script(name).main(train_runs.train_args(name, tmp_path, out, 3))
     assert str(out) in str(info.value)
-    assert not (out / train.FINAL[name]).exists()
+    assert not (out / train_runs.FINAL[name]).exists()
     assert not list(out.glob('.*.tmp'))
 
 
-def test_killed_snapshot_leaves_tmp_that_the_next_run_removes(train, tmp_path):
+def test_killed_snapshot_leaves_tmp_that_the_next_run_removes(tmp_path):
     out = tmp_path / 'out'
     out.mkdir()
     orphan = out / '.snapshot_iter_1.k2j4x.tmp'
     orphan.write_bytes(b'half a snapshot')
     other = out / 'notes.tmp'  # not a snapshot's: stays
     other.write_text('mine')
-    train._load('classifier').main(train._args('classifier', tmp_path, out, 1))
+    train_runs.load_train_script('classifier').main(train_runs.train_args('classifier', tmp_path, out, 1))
     assert not orphan.exists() and other.read_text() == 'mine'
-    assert (out / train.FINAL['classifier']).exists()
+    assert (out / train_runs.FINAL['classifier']).exists()
