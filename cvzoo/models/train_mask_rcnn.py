@@ -1,0 +1,125 @@
+"""The training of ``scripts/train_mask_rcnn.py``: Mask R-CNN FPN on a COCO-format dataset.
+
+As ChainerCV's ``examples/fpn/train_multi.py`` for Mask R-CNN: MomentumSGD (momentum
+0.9), weight decay 1e-4, the learning rate multiplied by 0.1 at 2/3 and at 8/9 of the
+run (its steps 60,000 and 80,000 of 90,000) and, when the backbone starts from trained
+weights, ``conv1``, ``res2`` and every batch normalisation's scale and shift frozen.
+The examples go through :class:`~cvzoo.transforms.instance_segmentation_transform.
+MaskRCNNTransform`; :func:`~cvzoo.models.detection.train_detector.train_detector` runs
+the trainer and writes ``model_final.npz`` with the class names.
+
+Differences from ChainerCV: no warm-up of the learning rate (``train_detector`` shifts
+it only at its steps); batch normalisation normalises with each batch's statistics
+while training (``MaskRCNNTrainChain`` runs the backbone in training mode; ChainerCV
+runs it in test mode).
+"""
+
+import fractions
+
+from cvzoo.core import backend
+from cvzoo.core import links as L
+from cvzoo.core.optimizers import MomentumSGD, WeightDecay
+from cvzoo.core.training.extensions import fail_on_non_number
+from cvzoo.datasets.transform_dataset import TransformDataset
+from cvzoo.models.detection.train_detector import train_detector
+from cvzoo.models.instance_segmentation.mask_rcnn.mask_rcnn_train_chain import (
+    MaskRCNNTrainChain,
+)
+from cvzoo.transforms.instance_segmentation_transform import MaskRCNNTransform
+
+LR_STEPS = (fractions.Fraction(2, 3), fractions.Fraction(8, 9))
+LOSS_KEYS = ('main/loss', 'main/loss/rpn_loc', 'main/loss/rpn_conf', 'main/loss/head_loc',
+             'main/loss/head_conf', 'main/loss/mask')
+WEIGHT_DECAY = 1e-4
+
+
+def default_lr(batchsize):
+    """ChainerCV's learning rate for ``batchsize`` images per iteration: 0.02 * B / 16.
+
+    >>> default_lr(16), default_lr(2)
+    (0.02, 0.0025)
+    """
+    return 0.02 * batchsize / 16
+
+
+class PaddedBatch:
+    """The updater's converter: :class:`MaskRCNNTransform`'s examples -> the train
+    chain's arguments.
+
+    The prepared images are zero-padded to one size by ``model.pad_batch`` (multiples of
+    its ``pad_stride``) and sent to ``device`` with the boxes and labels; the masks stay
+    on the host, as the train chain cuts its targets there.
+
+    Args:
+        model: the model, whose ``pad_batch`` pads the images.
+    """
+
+    def __init__(self, model):
+        self.model = model
+
+    def __call__(self, batch, device=None):
+        imgs, bboxes, labels, masks, sizes = zip(*batch)
+        device = backend.get_device(device or 'cpu')
+        return (backend.to_device(self.model.pad_batch(list(imgs)), device),
+                [backend.to_device(bbox, device) for bbox in bboxes],
+                [backend.to_device(label, device) for label in labels],
+                list(masks), [tuple(size) for size in sizes])
+
+
+def make_optimizer(chain, lr, freeze_backbone):
+    """MomentumSGD with weight decay set up on ``chain`` (see the module docstring).
+
+    Args:
+        chain (MaskRCNNTrainChain): the model's train chain.
+        lr (float): the learning rate.
+        freeze_backbone (bool): freeze ``extractor/base/conv1``, ``extractor/base/res2``
+            and the batch normalisations (for a backbone from trained weights).
+    """
+    optimizer = MomentumSGD(lr=lr, momentum=0.9).setup(chain)
+    optimizer.add_hook(WeightDecay(WEIGHT_DECAY))
+    if freeze_backbone:
+        base = chain.model.extractor.base
+        base.conv1.disable_update()
+        base.res2.disable_update()
+        for link in chain.model.links():
+            if isinstance(link, L.BatchNormalization):
+                link.disable_update()
+    return optimizer
+
+
+def train_mask_rcnn(model, dataset, label_names, *, out, iteration, batchsize=2, lr=None,
+                    freeze_backbone=False, device='cpu', communicator='none', seed=0,
+                    resume=False, model_name=None, model_kwargs=None, train_chain=None):
+    """Train ``model`` on ``dataset`` and write ``out/model_final.npz``.
+
+    Args:
+        model (MaskRCNNFPNResNet): the model, with ``len(label_names)`` classes.
+        dataset: examples ``img, mask, label`` (and optionally ``crowded``, ...), e.g.
+            a ``COCOInstanceSegmentationDataset``; crowd regions are not trained on.
+        label_names (sequence of str): the classes, saved with the model.
+        out (str): the folder of the log, the snapshots and the model.
+        iteration (int): length of the run.
+        batchsize (int): images per iteration (per process under a communicator).
+        lr (float or None): the learning rate; None: :func:`default_lr`.
+        freeze_backbone (bool): see :func:`make_optimizer`.
+        device, communicator, seed, resume, model_name, model_kwargs: as
+            :func:`~cvzoo.models.detection.train_detector.train_detector`.
+        train_chain (MaskRCNNTrainChain or None): the chain of the losses (None: the
+            default one on ``model``).
+
+    Returns:
+        Trainer or None: as ``train_detector``.
+
+    Raises:
+        NonFiniteError: a non-finite loss; ``model_final.npz`` is then not written.
+    """
+    chain = train_chain or MaskRCNNTrainChain(model)
+    optimizer = make_optimizer(chain, default_lr(batchsize) if lr is None else lr,
+                               freeze_backbone)
+    return train_detector(
+        model, optimizer, TransformDataset(dataset, MaskRCNNTransform(model, seed)),
+        label_names, out=out, batchsize=batchsize, iteration=iteration,
+        loss_keys=LOSS_KEYS, lr_steps=LR_STEPS, converter=PaddedBatch(model),
+        device=device, communicator=communicator, seed=seed, resume=resume,
+        model_name=model_name, model_kwargs=model_kwargs,
+        guard=fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False))
