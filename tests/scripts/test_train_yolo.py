@@ -4,11 +4,10 @@ import json
 
 import numpy
 import pytest
-from PIL import Image
 
 from cvzoo.models.detection.yolo.augmentation import YOLOTransform, yolo_converter
 
-from tests.helpers import scripts
+from tests.helpers import scripts, train_runs
 from tests.helpers.darknet_cfgs import TINY_BODY, TINY_YOLO_CFG as TINY_CFG
 
 
@@ -17,32 +16,10 @@ def script():
     return scripts.load_script('train_yolo')
 
 
-def _voc_folder(root, n_image=4):
-    """A VOC-layout folder of squares and circles; the same images for train and test."""
-    rng = numpy.random.RandomState(0)
-    for sub in ('Annotations', 'JPEGImages', 'ImageSets/Main'):
-        (root / sub).mkdir(parents=True, exist_ok=True)
-    ids = []
-    for i in range(n_image):
-        img = numpy.full((40, 48, 3), 30, numpy.uint8)
-        x_min, y_min = rng.randint(0, 20, 2)
-        img[y_min:y_min + 16, x_min:x_min + 20] = 220
-        Image.fromarray(img).save(root / 'JPEGImages' / f'{i}.jpg')
-        name = ('square', 'circle')[i % 2]
-        (root / 'Annotations' / f'{i}.xml').write_text(
-            f'<annotation><object><name>{name}</name><difficult>0</difficult><bndbox>'
-            f'<xmin>{x_min + 1}</xmin><ymin>{y_min + 1}</ymin><xmax>{x_min + 20}</xmax>'
-            f'<ymax>{y_min + 16}</ymax></bndbox></object></annotation>')
-        ids.append(str(i))
-    for split in ('train', 'test'):
-        (root / 'ImageSets' / 'Main' / f'{split}.txt').write_text('\n'.join(ids) + '\n')
-    return root
-
-
 def _args(tmp_path, out, iteration):
     cfg = tmp_path / 'tiny.cfg'
     cfg.write_text(TINY_CFG)
-    return ['--cfg', str(cfg), '--dataset', str(_voc_folder(tmp_path / 'data')),
+    return ['--cfg', str(cfg), '--dataset', str(train_runs.voc_folder(tmp_path / 'data')),
             '--iteration', str(iteration), '--batchsize', '2', '--insize', '32',
             '--out', str(out)]
 
