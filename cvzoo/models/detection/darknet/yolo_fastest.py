@@ -47,10 +47,12 @@ def _init_from_zoo(model, n_fg_class, pretrained_model, insize):
     entry = pretrained.weights_entry(model, pretrained_model) or model.weights['voc']
     cfg_path = weight_files.fetch_file(entry.files[0])  # shipped, cached or downloaded
     darknet_detector.DarknetDetector.__init__(model, cfg_path)
-    if trained_model.read_model_config(pretrained_model) is not None:
+    trained = trained_model.read_model_config(pretrained_model) is not None
+    if trained:
         model._set_n_fg_class(n_fg_class)  # the file holds heads for n_fg_class classes
-    pretrained.load_pretrained(model, pretrained_model, n_fg_class, model.n_fg_class, entry,
-                               model._set_n_fg_class)
+    # NOTE: a trained file brings its own label names and box convention, not the entry's
+    pretrained.load_pretrained(model, pretrained_model, n_fg_class, model.n_fg_class,
+                               None if trained else entry, model._set_n_fg_class)
     if insize is not None:
         model.insize = _square_size(insize)
 

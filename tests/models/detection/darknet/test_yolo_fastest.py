@@ -12,6 +12,7 @@ import pytest
 
 from cvzoo.models import get_model, zoo
 from cvzoo.models.detection.darknet.yolo_fastest import YoloFastest, YoloFastestXL
+from cvzoo.models.trained_model import save_trained_model
 from cvzoo.utils.image import read_image
 
 
@@ -81,3 +82,17 @@ def test_random_weights_from_the_cfg_and_new_classes(mirror, rng):
     bboxes, labels, _ = pretrained.predict([rng.uniform(0, 255, (3, 50, 70))
                                            .astype(numpy.float32)])
     assert (labels[0] < 3).all() and bboxes[0].shape[1] == 4
+
+
+@pytest.mark.parametrize('box_convention', ['inclusive', 'continuous'])
+def test_trained_file_keeps_its_names_and_box_convention(mirror, tmp_path, box_convention):
+    model = YoloFastest(n_fg_class=3)
+    model.label_names = ('a', 'b', 'c')
+    model.box_convention = box_convention
+    path = str(tmp_path / 'model_final.npz')
+    save_trained_model(model, path, 'yolo_fastest', n_fg_class=3)
+    for loaded in (get_model('yolo_fastest', pretrained_model=path),
+                   YoloFastest(n_fg_class=3, pretrained_model=path)):
+        assert loaded.box_convention == box_convention
+        assert loaded.n_fg_class == 3
+    assert get_model('yolo_fastest', pretrained_model=path).label_names == ('a', 'b', 'c')
