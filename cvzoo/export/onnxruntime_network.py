@@ -18,6 +18,7 @@ the batch is copied to the host and the outputs back, once per call.
 
 import dataclasses
 import hashlib
+import weakref
 
 import numpy
 
@@ -56,10 +57,13 @@ class SessionCache:
         entries (dict): (input shape without the batch axis, dtype) -> session and the
             nesting of the forward's result.
 
-    A copy or a pickle of the model gets an empty cache (sessions cannot be copied).
+    A deep copy of the model gets an empty cache (sessions cannot be copied); a shallow
+    one (``Link.copy``) shares this object at first, and replaces it on its first run
+    because the cache names its owner.
     """
 
-    def __init__(self):
+    def __init__(self, owner=None):
+        self.owner = None if owner is None else weakref.ref(owner)
         self.fingerprint = None
         self.entries = {}
 
@@ -135,8 +139,8 @@ def _build_entry(ort, model, example):
 
 def _cache_of(model):
     cache = model.__dict__.get(CACHE_ATTRIBUTE)
-    if cache is None:
-        cache = SessionCache()
+    if cache is None or cache.owner is None or cache.owner() is not model:
+        cache = SessionCache(model)
         model.__dict__[CACHE_ATTRIBUTE] = cache
     return cache
 
@@ -164,6 +168,11 @@ def run(model, x):
     True
     """
     ort = _import_onnxruntime()
+    with model.device:
+        return _run_on_device(ort, model, x)
+
+
+def _run_on_device(ort, model, x):
     host_x = numpy.ascontiguousarray(backend.to_numpy(x))
     cache = _cache_of(model)
     fingerprint = weights_fingerprint(model)
@@ -175,6 +184,5 @@ def run(model, x):
     if entry is None:
         entry = cache.entries[key] = _build_entry(ort, model, host_x[:1])
     outputs = entry.session.run(None, {'input': host_x})
-    device = model.device
-    return _fill(entry.template, iter([variable.Variable(backend.to_device(y, device))
+    return _fill(entry.template, iter([variable.Variable(backend.to_device(y, model.device))
                                        for y in outputs]))
