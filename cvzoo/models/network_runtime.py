@@ -15,15 +15,9 @@ Traceback (most recent call last):
 cvzoo.errors.UsageError: runtime: expected one of ('cvzoo', 'onnxruntime'), got 'tensorrt'
 """
 
-import importlib
-
 from cvzoo import errors
 
 RUNTIMES = ('cvzoo', 'onnxruntime')
-# NOTE: the models layer does not import cvzoo.export (tests/test_repo_rules.py lists the
-# layers a model may import); the runner of an optional runtime is imported by its name
-# the first time a model is asked to run in it.
-_RUNNER_MODULES = {'onnxruntime': 'cvzoo.export.onnxruntime_network'}
 
 
 def check_runtime(runtime):
@@ -50,4 +44,7 @@ def run_network(model, x, runtime='cvzoo'):
     check_runtime(runtime)
     if runtime == 'cvzoo':
         return model.forward(x)
-    return importlib.import_module(_RUNNER_MODULES[runtime]).run(model, x)
+    # imported on first use: it needs the optional onnx and onnxruntime packages
+    from cvzoo.export import onnxruntime_network
+
+    return onnxruntime_network.run(model, x)
