@@ -61,7 +61,7 @@ class FCISResNet101Head(L.Chain):
             self.cls_seg = L.Convolution2D(1024, self.group_size ** 2 * n_class * 2, 1, 1,
                                            0, initialW=self.initialW)
 
-    def forward(self, x, rois, roi_indices, img_size):
+    def forward(self, x, rois, roi_indices, img_size, gt_roi_labels=None):
         """Scores and offsets of each RoI (of both passes with ``iter2``).
 
         Args:
@@ -69,6 +69,9 @@ class FCISResNet101Head(L.Chain):
             rois (array): (R, 4) float32 RoIs (x_min, y_min, x_max, y_max), input pixels.
             roi_indices (array): (R,) int32 batch index of each RoI.
             img_size (tuple of int): (H, W) of the input.
+            gt_roi_labels (array or None): (R,) int labels (0: background) whose mask
+                scores are returned instead of the best class's (training); the second
+                pass is then skipped.
 
         Returns:
             tuple: ``roi_ag_seg_scores`` (R', 2, roi_size, roi_size) (outside, inside),
@@ -77,8 +80,9 @@ class FCISResNet101Head(L.Chain):
         """
         h = F.relu(self.conv1(x))
         h_cls_seg, h_ag_loc = self.cls_seg(h), self.ag_loc(h)
-        seg_scores, locs, cls_scores = self._pool(h_cls_seg, h_ag_loc, rois, roi_indices)
-        if not self.iter2:
+        seg_scores, locs, cls_scores = self._pool(h_cls_seg, h_ag_loc, rois, roi_indices,
+                                                  gt_roi_labels)
+        if not self.iter2 or gt_roi_labels is not None:
             return seg_scores, locs, cls_scores, rois, roi_indices
         xp = self.xp
         std = xp.asarray(self.loc_normalize_std, numpy.float32)
@@ -93,7 +97,7 @@ class FCISResNet101Head(L.Chain):
                 F.concat((cls_scores, cls_scores2), axis=0),
                 xp.concatenate((rois, rois2)), xp.concatenate((roi_indices, roi_indices)))
 
-    def _pool(self, h_cls_seg, h_ag_loc, rois, roi_indices):
+    def _pool(self, h_cls_seg, h_ag_loc, rois, roi_indices, labels=None):
         size, n_class = self.roi_size, self.n_class
         cls_seg = F.ps_roi_average_pooling_2d(h_cls_seg, rois, roi_indices,
                                               (n_class * 2, size, size), self.spatial_scale,
@@ -103,8 +107,9 @@ class FCISResNet101Head(L.Chain):
                                              self.spatial_scale, self.group_size)
         cls_scores = F.mean(F.max(cls_seg, axis=2), axis=(2, 3))
         locs = F.reshape(F.mean(ag_loc, axis=(2, 3)), (-1, 2, 4))
-        best = cls_scores.array.argmax(axis=1)
-        seg_scores = F.get_item(cls_seg, (self.xp.arange(len(best)), best))
+        if labels is None:
+            labels = cls_scores.array.argmax(axis=1)
+        seg_scores = F.get_item(cls_seg, (self.xp.arange(len(labels)), labels))
         return seg_scores, locs, cls_scores
 
 

@@ -42,7 +42,8 @@ class ResNet101Extractor(L.Chain):
     def forward(self, x):
         """(B, 3, H, W) -> (res4, res5) Variables."""
         with using_config('train', False):
-            h = self.pool1(self.conv1(x))
-            res4 = self.res4(self.res3(self.res2(h)))
+            h = self.res2(self.pool1(self.conv1(x)))
+            h.unchain_backward()  # NOTE: conv1 and res2 stay fixed in training
+            res4 = self.res4(self.res3(h))
             res5 = self.res5(res4)
         return res4, res5
