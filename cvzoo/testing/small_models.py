@@ -26,6 +26,7 @@ BUILD_KWARGS = {
     'faster_rcnn_fpn_resnet50': SMALL_RESIZE,
     'faster_rcnn_fpn_resnet101': SMALL_RESIZE,
     'fasterrcnn_resnet50_fpn': SMALL_RESIZE,
+    'fcis_resnet101': SMALL_RESIZE,
     'mask_rcnn_fpn_resnet50': SMALL_RESIZE,
     'mask_rcnn_fpn_resnet101': SMALL_RESIZE,
     'retinanet_resnet50_fpn': SMALL_RESIZE,

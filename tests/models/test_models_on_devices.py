@@ -38,6 +38,8 @@ from cvzoo.models.detection.retinanet.retinanet import RetinaNetResNet50FPN
 from cvzoo.models.detection.retinanet.train_chain import RetinaNetTrainChain
 from cvzoo.models.detection.ssd.ssd import SSD
 from cvzoo.models.detection.ssd.train_chain import SSDTrainChain
+from cvzoo.models.instance_segmentation.fcis.fcis import FCIS
+from cvzoo.models.instance_segmentation.fcis.fcis_train_chain import FCISTrainChain
 from cvzoo.models.instance_segmentation.mask_rcnn.mask_rcnn_fpn_resnet import MaskRCNNFPNResNet
 from cvzoo.models.instance_segmentation.mask_rcnn.mask_rcnn_train_chain import (
     MaskRCNNTrainChain,
@@ -125,6 +127,14 @@ def instance_segmentation_train_batch(model, img):
         return MaskRCNNTrainChain(model), (device.send(x), [device.send(bbox)],
                                            [device.send(label)], [mask],
                                            [prepared.shape[1:]])
+    if isinstance(model, FCIS):  # one image at a time, at its own size
+        prepared = model.prepare(img)
+        bbox, label = _detection_target(prepared.shape[1:])
+        mask = numpy.zeros((1,) + prepared.shape[1:], bool)
+        x_min, y_min, x_max, y_max = bbox[0].astype(int)
+        mask[0, y_min:y_max, x_min:x_max] = True
+        return FCISTrainChain(model), (device.send(prepared[None]), [bbox], [label], [mask],
+                                       [prepared.shape[2] / img.shape[2]])
     raise AssertionError(f'no train chain known for {type(model).__name__}; add it here')
 
 
