@@ -96,16 +96,10 @@ def _extent(xp, hit):
 
 def _resize_matrix(xp, low, high, n_out, n_pixel):
     """(K, n_out, n_pixel) float32: OpenCV's bilinear resize of the pixels [low, high)
-    of an axis to n_out cells (sample at ``(d + 0.5) * n / n_out - 0.5``, clamped)."""
-    length = (high - low)[:, None]
-    sample = ((xp.arange(n_out)[None, :] + 0.5) * (length / n_out) - 0.5).astype(numpy.float32)
-    first = xp.floor(sample)
-    frac = sample - first
-    first = first.astype(numpy.int64)
-    clamped = (first < 0) | (first >= length - 1)
-    frac = xp.where(clamped, 0, frac).astype(numpy.float32)
-    first = xp.clip(first, 0, length - 1) + low[:, None]
-    second = xp.minimum(first + 1, high[:, None] - 1)
+    of an axis to n_out cells, with the taps of ``mask_paste.bilinear_taps``."""
+    first, second, frac = mask_paste.bilinear_taps(
+        xp, xp.arange(n_out)[None, :], n_out, (high - low)[:, None])
+    first, second = first + low[:, None], second + low[:, None]
     pixel = xp.arange(n_pixel)[None, None, :]
     return ((1 - frac)[..., None] * (pixel == first[..., None])
             + frac[..., None] * (pixel == second[..., None])).astype(numpy.float32)
