@@ -1,13 +1,12 @@
 """The ``cvzoo`` subcommands: each takes the parsed arguments and returns an exit status."""
 
 import functools
-import inspect
 import os
 
 from cvzoo import errors
 from cvzoo import models as zoo_api
 from cvzoo.cli import predict_output
-from cvzoo.models import embedded, zoo
+from cvzoo.models import embedded, network_runtime, zoo
 
 
 def _model_class(name):
@@ -136,10 +135,10 @@ def _check_predict_arguments(args):
                                 'one picture per image into')
     model_class = _model_class(args.model)
     _check_weights_key(model_class, args.pretrained_model)
-    if args.runtime != 'cvzoo' and \
-            'runtime' not in inspect.signature(model_class.predict).parameters:
-        raise errors.UsageError(f'--runtime {args.runtime}: {model_class.__name__} runs only '
-                                "in cvzoo (its predict() has no runtime; docs/onnxruntime.md)")
+    if args.runtime not in network_runtime.runtimes_of(model_class):
+        raise errors.UsageError(
+            f'--runtime {args.runtime}: {model_class.__name__} runs only in '
+            f'{network_runtime.runtimes_of(model_class)} (docs/onnxruntime.md)')
 
 
 def _out_path(out, image_path, n_images):

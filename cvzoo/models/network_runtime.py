@@ -20,10 +20,31 @@ from cvzoo import errors
 RUNTIMES = ('cvzoo', 'onnxruntime')
 
 
-def check_runtime(runtime):
-    """Raise a UsageError naming ``runtime`` unless it is one of ``RUNTIMES``."""
+def runtimes_of(model):
+    """The runtimes a model (or model class) can run in: its ``runtimes`` attribute.
+
+    The family bases (classifiers, semantic segmenters, detectors) have all of
+    ``RUNTIMES``; a model whose network takes more than the image batch (a two-stage
+    detector) or whose predict() is its own (sliding windows, flips) has ``('cvzoo',)``.
+    """
+    return getattr(model, 'runtimes', ('cvzoo',))
+
+
+def check_runtime(runtime, model=None):
+    """Raise a UsageError unless ``runtime`` is known and ``model`` can run in it.
+
+    Args:
+        runtime (str): one of ``RUNTIMES``.
+        model: a model or model class (checked against :func:`runtimes_of`), or None.
+    """
     if not isinstance(runtime, str) or runtime not in RUNTIMES:
         raise errors.UsageError(f'runtime: expected one of {RUNTIMES}, got {runtime!r}')
+    if model is not None and runtime not in runtimes_of(model):
+        name = (model if isinstance(model, type) else type(model)).__name__
+        raise errors.UsageError(
+            f'runtime={runtime!r}: {name} runs only in {runtimes_of(model)} (its network '
+            'takes more than the image batch, or its predict() is its own; '
+            'docs/onnxruntime.md)')
 
 
 def run_network(model, x, runtime='cvzoo'):

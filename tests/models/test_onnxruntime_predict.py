@@ -6,12 +6,11 @@ test images (tests/export/batch_statistics.py), and predict() runs on two images
 different sizes with both runtimes: classifiers' probabilities agree to 1e-4,
 segmenters' label maps are equal wherever cvzoo's best two classes are not within
 1e-3 of each other, detectors' boxes (to 1e-4 of the image side), labels and scores
-(to 1e-4) agree. Models whose own predict() bypasses their family's are listed with the
-reason; the two-stage detectors refuse the runtime with a UsageError.
+(to 1e-4) agree. Models that run only in cvzoo (their class's ``runtimes``) are listed with the
+reason and refuse the runtime with a UsageError.
 """
 
 import dataclasses
-import inspect
 
 import numpy
 import pytest
@@ -19,8 +18,7 @@ import pytest
 import cvzoo.core.functions as F
 from cvzoo import errors
 from cvzoo.core import backend, config
-from cvzoo.models import get_model_class, list_models, model_info
-from cvzoo.models.detection import detector
+from cvzoo.models import get_model_class, list_models, model_info, network_runtime
 from tests.export import batch_statistics, same_detections
 
 pytest.importorskip('onnxruntime')
@@ -30,18 +28,17 @@ TASKS = ('classification', 'semantic_segmentation', 'detection')
 # classifiers run at this side unless their head fixes it (as in test_onnx_registry.py)
 CLASSIFIER_SIDE = {'vgg16': 224, 'resnet152': 64, 'se_resnet152': 64}
 DEFAULT_CLASSIFIER_SIDE = 32
-# predict() of these models is their own and does not call their family's network hook
-OWN_PREDICT = {
+# these models run only in cvzoo (their class's ``runtimes``), with the reason
+CVZOO_ONLY = {
     'pspnet_resnet50': 'sliding windows and flips (pspnet.py)',
     'pspnet_resnet101': 'sliding windows and flips (pspnet.py)',
     'deeplab_v3plus_xception65': 'scales and flips (deeplab_v3_plus.py)',
-    'retinanet_resnet50_fpn': 'its own predict (torchvision_resnet_fpn.py)',
-    'fasterrcnn_resnet50_fpn': 'its own predict (torchvision_resnet_fpn.py)',
+    'retinanet_resnet50_fpn': 'the network takes the sizes too (torchvision_resnet_fpn.py)',
+    'fasterrcnn_resnet50_fpn': 'a two-stage detector (torchvision_resnet_fpn.py)',
     'faster_rcnn_vgg16': 'a two-stage detector (detect() crops RoIs)',
     'faster_rcnn_fpn_resnet50': 'a two-stage detector (detect() crops RoIs)',
     'faster_rcnn_fpn_resnet101': 'a two-stage detector (detect() crops RoIs)',
 }
-TWO_STAGE = ('faster_rcnn_vgg16', 'faster_rcnn_fpn_resnet50')
 SLOW = {'vgg16', 'ssd512'}
 TOL = 1e-4
 MARGIN = 1e-3
@@ -54,7 +51,7 @@ def _names():
 
 def _cases():
     for name in _names():
-        if name not in OWN_PREDICT:
+        if name not in CVZOO_ONLY:
             yield pytest.param(name, id=name,
                                marks=[pytest.mark.slow] if name in SLOW else [])
 
@@ -113,17 +110,18 @@ def test_onnxruntime_predict_matches_cvzoo(name, build_small_model):
         assert n_detection > 0, 'no detection to compare: lower score_thresh'
 
 
-@pytest.mark.parametrize('name', sorted(OWN_PREDICT))
-def test_models_with_their_own_predict_take_no_runtime(name):
-    """When one of these gains the runtime argument, move it to the compared models."""
-    assert 'runtime' not in inspect.signature(get_model_class(name).predict).parameters
+def test_the_runtimes_of_every_model_are_declared():
+    """Exactly the listed models run only in cvzoo; the others in every runtime."""
+    for name in _names():
+        want = ('cvzoo',) if name in CVZOO_ONLY else network_runtime.RUNTIMES
+        assert tuple(network_runtime.runtimes_of(get_model_class(name))) == want, name
 
 
-@pytest.mark.parametrize('name', TWO_STAGE)
-def test_two_stage_detectors_refuse_onnxruntime(name, build_small_model):
+@pytest.mark.parametrize('name', sorted(CVZOO_ONLY))
+def test_models_that_run_only_in_cvzoo_refuse_onnxruntime(name, build_small_model):
     _, model = build_small_model(name)
-    with pytest.raises(errors.UsageError, match='detect'):
-        detector.Detector.predict(model, _images(), runtime='onnxruntime')
+    with pytest.raises(errors.UsageError, match=type(model).__name__):
+        model.predict(_images()[:1], runtime='onnxruntime')
 
 
 @pytest.mark.parametrize('runtime', ['onnx', None, 'CVZOO'])

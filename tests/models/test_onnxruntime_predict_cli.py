@@ -1,5 +1,6 @@
 """cvzoo predict --runtime onnxruntime: the network of the model runs in onnxruntime; a
-model whose predict() has no runtime is refused before its weights load."""
+model that runs only in cvzoo (its class's ``runtimes``) is refused before its weights
+load."""
 
 import dataclasses
 

@@ -44,8 +44,10 @@ class ImageClassifier(PickableSequentialChain):
         preset (zoo.Preset): the preprocessing predict() applies.
         label_names (tuple of str or None): class names of the loaded weights.
         head_name (str): the layer producing logits.
+        runtimes (tuple of str): what predict() can run the network in.
     """
 
+    runtimes = network_runtime.RUNTIMES
     head_name = 'fc'
     preset = DEFAULT_PRESET
     label_names = None
@@ -89,7 +91,7 @@ class ImageClassifier(PickableSequentialChain):
         Raises:
             cvzoo.errors.UsageError: ``runtime`` is unknown or cannot run this model.
         """
-        network_runtime.check_runtime(runtime)
+        network_runtime.check_runtime(runtime, self)
         batch = numpy.stack([self.prepare(image_utils.as_chw_image(img)) for img in imgs])
         rows = []
         with config.using_config('train', False), config.no_backprop_mode():

@@ -35,7 +35,6 @@ import typing
 
 import numpy
 
-from cvzoo import errors
 from cvzoo.core import backend, config
 from cvzoo.models import network_runtime
 from cvzoo.utils import image as image_utils
@@ -57,7 +56,12 @@ class Detector:
             predict() returns continuous boxes either way (:func:`as_continuous`).
         later_candidate_wins_ties (bool): among equal scores the NMS visits the later
             candidate first (ChainerCV's Faster R-CNN VGG16); False: the earlier one.
+        runtimes (tuple of str): what predict() can run the network in (all of
+            ``network_runtime.RUNTIMES``; only 'cvzoo' for a subclass with its own
+            ``detect()``, set automatically).
     """
+
+    runtimes = network_runtime.RUNTIMES
 
     presets: typing.ClassVar[dict] = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.45},
                'evaluate': {'score_thresh': 0.01, 'nms_thresh': 0.45}}
@@ -118,7 +122,7 @@ class Detector:
 
         >>> # bboxes, labels, scores = model.predict([read_image('dog.jpg')])
         """
-        self._check_runtime(runtime)
+        network_runtime.check_runtime(runtime, self)
         imgs = [image_utils.as_chw_image(img) for img in imgs]
         bboxes, labels, scores = [], [], []
         for start in range(0, len(imgs), batchsize):
@@ -140,12 +144,11 @@ class Detector:
             scores += result[2]
         return bboxes, labels, scores
 
-    def _check_runtime(self, runtime):
-        network_runtime.check_runtime(runtime)
-        if runtime != 'cvzoo' and type(self).detect is not Detector.detect:
-            raise errors.UsageError(
-                f'runtime={runtime!r}: {type(self).__name__} feeds its network more than '
-                "the image batch (its own detect()), so only runtime='cvzoo' runs it")
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # a detector with its own detect() feeds its network more than the image batch
+        if 'detect' in cls.__dict__ and 'runtimes' not in cls.__dict__:
+            cls.runtimes = ('cvzoo',)
 
     def suppress(self, bbox, score, sizes):
         """Threshold, per-class NMS, top-k and clipping of a batch, on the device.

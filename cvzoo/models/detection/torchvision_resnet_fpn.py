@@ -11,6 +11,7 @@ import numpy
 
 from cvzoo.core import backend, config, initializers
 from cvzoo.core.links.normalization import batch_normalization
+from cvzoo.models import network_runtime
 from cvzoo.models.classification.resnet import resnet
 from cvzoo.models.detection import detector
 from cvzoo.models.detection.retinanet import preprocessing
@@ -53,6 +54,8 @@ def check_positive_int(name, value, optional=False):
 class TorchvisionResNetFPNDetector(detector.Detector):
     """Mixin: BN epsilon, freezing, preprocessing and predict(); see the module docstring."""
 
+    runtimes = ('cvzoo',)
+
     def set_bn_eps(self, eps):
         """Set the epsilon of every BN of the backbone."""
         for link in self.extractor.base.links():
@@ -79,8 +82,12 @@ class TorchvisionResNetFPNDetector(detector.Detector):
         """Prepared images -> (B, 3, H, W) NumPy batch, zero-padded to multiples of 32."""
         return preprocessing.pad_batch(prepared, self.pad_stride)
 
-    def predict(self, imgs, batchsize=8):
-        """Detect objects in each image; see :meth:`Detector.predict` for the arrays."""
+    def predict(self, imgs, batchsize=8, runtime='cvzoo'):
+        """Detect objects in each image; see :meth:`Detector.predict` for the arrays.
+
+        Only ``runtime='cvzoo'``: the network takes the images' sizes besides the batch.
+        """
+        network_runtime.check_runtime(runtime, self)
         imgs = [image_utils.as_chw_image(img) for img in imgs]
         bboxes, labels, scores = [], [], []
         for start in range(0, len(imgs), batchsize):

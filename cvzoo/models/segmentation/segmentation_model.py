@@ -45,9 +45,11 @@ class SegmentationModel(L.Chain):
         channel_order (str): 'rgb' or 'bgr', the order of the channels the network
             takes (the weights' training order); predict() flips after standardising.
         label_names (tuple of str or None): class names of the loaded weights.
+        runtimes (tuple of str): what predict() can run the network in.
         resize_input (bool): resize images to ``preset.size`` before the network.
     """
 
+    runtimes = network_runtime.RUNTIMES
     preset = None
     channel_order = 'rgb'
     resize_input = True
@@ -146,7 +148,7 @@ class SegmentationModel(L.Chain):
         Raises:
             cvzoo.errors.UsageError: ``runtime`` is unknown or cannot run this model.
         """
-        network_runtime.check_runtime(runtime)
+        network_runtime.check_runtime(runtime, self)
         imgs = [image_utils.as_chw_image(img) for img in imgs]
         labels = []
         with self.device, config.using_config('train', False), config.no_backprop_mode():

@@ -116,13 +116,14 @@ class FasterRCNN(L.Chain, detector.Detector):
         img = resize.resize(img.astype(numpy.float32, copy=False), size)
         return img - self.mean
 
-    def predict(self, imgs, batchsize=8):
+    def predict(self, imgs, batchsize=8, runtime='cvzoo'):
         """Detect objects in each image; see :meth:`Detector.predict` for the arrays.
 
         Images run ``batchsize`` at a time, zero-padded to a common size when the model
-        has a ``pad_stride`` (FPN), else one by one at their own size.
+        has a ``pad_stride`` (FPN), else one by one at their own size. Only
+        ``runtime='cvzoo'``: the second stage crops regions the first one chose.
         """
-        return super().predict(imgs, batchsize if self.pad_stride else 1)
+        return super().predict(imgs, batchsize if self.pad_stride else 1, runtime)
 
     def pad_batch(self, prepared):
         """Prepared images -> (B, 3, H, W) NumPy batch, zero-padded at the bottom and right

@@ -6,7 +6,7 @@ import numpy
 
 import cvzoo.core.functions as F
 from cvzoo.core import backend, config, initializers
-from cvzoo.models import zoo
+from cvzoo.models import network_runtime, zoo
 from cvzoo.models.segmentation import segmentation_model
 from cvzoo.models.segmentation.deeplab import presets
 from cvzoo.models.segmentation.deeplab.aspp import SeparableASPP
@@ -63,6 +63,8 @@ class DeepLabV3plusXception65(segmentation_model.SegmentationModel):
         labels = model.predict(['cat.jpg'])
     """
 
+    runtimes = ('cvzoo',)
+
     def __init__(self, n_class=None, pretrained_model=None, min_input_size=None,
                  scales=None, flip=False, *, initialW=None):
         super().__init__()
@@ -107,17 +109,19 @@ class DeepLabV3plusXception65(segmentation_model.SegmentationModel):
         """The zoo's hook: ChainerCV's names are this model's; all keys are checked."""
         return chainercv_names.take_chainercv_names(self, raw, source)
 
-    def predict(self, imgs):
+    def predict(self, imgs, runtime='cvzoo'):
         """Label every pixel of each image (see the class docstring for the inference).
 
         Args:
             imgs: an iterable of images: (3, H, W) float arrays in [0, 255] RGB, (H, W, 3)
                 uint8 arrays, PIL images or file paths.
+            runtime (str): only 'cvzoo' (scales and flips run the network per image).
 
         Returns:
             list of numpy.ndarray: one (H, W) int32 map per image, values in
             [0, n_class).
         """
+        network_runtime.check_runtime(runtime, self)
         labels = []
         with self.device, config.using_config('train', False), config.no_backprop_mode():
             for img in imgs:

@@ -8,7 +8,7 @@ import numpy
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import backend, config, initializers
-from cvzoo.models import zoo
+from cvzoo.models import network_runtime, zoo
 from cvzoo.models.segmentation import segmentation_model
 from cvzoo.models.segmentation.pspnet import chainercv_names, presets, sliding_window
 from cvzoo.models.segmentation.pspnet.dilated_resnet import DilatedResNet
@@ -55,6 +55,8 @@ class PSPNet(segmentation_model.SegmentationModel):
         ppm (PyramidPoolingModule), head_conv1 (Conv2DBNActiv),
         head_conv2 (Convolution2D with bias): the head.
     """
+
+    runtimes = ('cvzoo',)
 
     weights: typing.ClassVar[dict] = {}
 
@@ -108,18 +110,20 @@ class PSPNet(segmentation_model.SegmentationModel):
         """The zoo's hook: ChainerCV's names are this model's; all keys are checked."""
         return chainercv_names.take_chainercv_names(self, raw, source)
 
-    def predict(self, imgs, batchsize=1):
+    def predict(self, imgs, batchsize=1, runtime='cvzoo'):
         """Label every pixel of each image (see the class docstring for the inference).
 
         Args:
             imgs: an iterable of images: (3, H, W) float arrays in [0, 255] RGB, (H, W, 3)
                 uint8 arrays, PIL images or file paths.
             batchsize (int): windows (each with its mirror image) per forward pass.
+            runtime (str): only 'cvzoo' (sliding windows and flips run the network).
 
         Returns:
             list of numpy.ndarray: one (H, W) int32 map per image, values in
             [0, n_class).
         """
+        network_runtime.check_runtime(runtime, self)
         labels = []
         with self.device, config.using_config('train', False), config.no_backprop_mode():
             for img in imgs:
