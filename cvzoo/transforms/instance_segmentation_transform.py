@@ -22,8 +22,8 @@ def drop_crowded(example):
 
     An example of only ``img, mask, label`` is returned as it is.
 
-    >>> mask = numpy.ones((2, 3, 4), bool)
-    >>> _, mask, label = drop_crowded((None, mask, numpy.array([0, 1]), numpy.array([False, True])))
+    >>> mask, label = numpy.ones((2, 3, 4), bool), numpy.array([0, 1])
+    >>> _, mask, label = drop_crowded((None, mask, label, numpy.array([False, True])))
     >>> mask.shape, label.tolist()
     ((1, 3, 4), [0])
     """
