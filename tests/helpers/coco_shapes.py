@@ -81,8 +81,11 @@ def _annotation(ann_id, image_id, name, mask, outline, covered):
             'iscrowd': 0}
 
 
-def write_coco_shapes(out, split, n_image, size=128, seed=0):
+def write_coco_shapes(out, split, n_image, size=128, seed=0, n_unannotated=0):
     """Write ``out/annotations/instances_<split>.json`` and ``out/<split>/*.png``.
+
+    ``n_unannotated`` more images follow the shapes, as exports keep them: the first
+    holds only a crowd region (``iscrowd`` 1), the others no annotation.
 
     Returns:
         pathlib.Path: the json.
@@ -102,6 +105,18 @@ def write_coco_shapes(out, split, n_image, size=128, seed=0):
             covered = mask.sum() < _shape_mask(name, outline, size).sum()
             annotations.append(_annotation(len(annotations) + 1, image_id, name, mask,
                                            outline, covered))
+    for image_id in range(n_image + 1, n_image + n_unannotated + 1):
+        file_name = f'{image_id:05d}.png'
+        Image.fromarray(make_image(rng, size)[0]).save(out / split / file_name)
+        images.append({'id': image_id, 'file_name': file_name, 'height': size,
+                       'width': size})
+    if n_unannotated:
+        crowd = numpy.zeros((size, size), bool)
+        crowd[:size // 2, :size // 2] = True
+        annotations.append({'id': len(annotations) + 1, 'image_id': n_image + 1,
+                            'category_id': 1, 'segmentation': uncompressed_rle(crowd),
+                            'bbox': [0, 0, size // 2, size // 2], 'area': int(crowd.sum()),
+                            'iscrowd': 1})
     categories = [{'id': i, 'name': name, 'supercategory': 'shape'}
                   for name, i in sorted(CATEGORY_IDS.items(), key=lambda item: item[1])]
     json_path = out / 'annotations' / f'instances_{split}.json'
