@@ -8,8 +8,9 @@ uses):
 - predict: predict() of the 500x375 detection image at batch 1 with the 'visualize' and
   'evaluate' presets: the median seconds, the median seconds of the model's
   ``paste_masks()`` calls inside it (the mask paste) and the instances returned;
-- train: one MomentumSGD iteration of the model's train chain at batch 1 on that image
-  with three ground-truth instances (rectangular masks of model_workloads.GT_BBOX).
+- train: one MomentumSGD iteration of the model's train chain (FCISTrainChain,
+  MaskRCNNTrainChain, torchvision's Mask R-CNN chain) at batch 1 on that image with
+  three ground-truth instances (rectangular masks of model_workloads.GT_BBOX).
 
 Models run with random weights (20 classes) unless all their weight files are in the
 local mirror. ``small`` builds the model as the tests do
@@ -98,20 +99,18 @@ def instance_segmentation_predict(name, runs, small=False):
     return result
 
 
-def _train_batch(model, img):
-    """``(chain, args)`` of one training iteration on ``img`` with three instances.
-
-    Raises:
-        model_workloads.NoTrainChain: the bench knows no train chain for the model.
-    """
+def _torchvision_mask_rcnn_class():
+    """torchvision's Mask R-CNN class of the zoo, or None where it is not there."""
     try:
-        from cvzoo.models.instance_segmentation.mask_rcnn import (mask_rcnn_fpn_resnet,
-                                                                   mask_rcnn_train_chain)
-    except ImportError as exc:
-        raise model_workloads.NoTrainChain(f'no Mask R-CNN train chain ({exc})') from None
-    if not isinstance(model, mask_rcnn_fpn_resnet.MaskRCNNFPNResNet):
-        raise model_workloads.NoTrainChain(
-            f'{type(model).__name__}: the bench knows no train chain for it')
+        from cvzoo.models.instance_segmentation.mask_rcnn import torchvision_mask_rcnn
+    except ImportError:
+        return None
+    return torchvision_mask_rcnn.MaskRCNNResNet50FPN
+
+
+def _instances(model, img):
+    """The network input of ``img`` and three instances on it: boxes (GT_BBOX scaled),
+    labels and rectangular masks at the input's size."""
     x = model.prepare(img)
     ratio = numpy.asarray(x.shape[1:], numpy.float32) / numpy.asarray(img.shape[1:])
     bbox = numpy.round(model_workloads.GT_BBOX * ratio[[1, 0, 1, 0]]).astype(numpy.float32)
@@ -119,8 +118,32 @@ def _train_batch(model, img):
     cols = numpy.arange(x.shape[2])[None, None, :]
     masks = ((rows >= bbox[:, 1, None, None]) & (rows < bbox[:, 3, None, None])
              & (cols >= bbox[:, 0, None, None]) & (cols < bbox[:, 2, None, None]))
-    chain = mask_rcnn_train_chain.MaskRCNNTrainChain(model)
     label = model_workloads.GT_LABEL % model.n_fg_class  # the small build has 2 classes
+    return x, bbox, label, masks
+
+
+def _train_batch(model, img):
+    """``(chain, args)`` of one training iteration on ``img`` with three instances.
+
+    Raises:
+        model_workloads.NoTrainChain: the bench knows no train chain for the model.
+    """
+    from cvzoo.models.instance_segmentation.fcis import fcis, fcis_train_chain
+    from cvzoo.models.instance_segmentation.mask_rcnn import (mask_rcnn_fpn_resnet,
+                                                               mask_rcnn_train_chain)
+
+    torchvision_class = _torchvision_mask_rcnn_class()
+    x, bbox, label, masks = _instances(model, img)
+    if isinstance(model, fcis.FCIS):  # one image at a time, with its resize factor
+        return (fcis_train_chain.FCISTrainChain(model),
+                (x[None], [bbox], [label], [masks], [x.shape[2] / img.shape[2]]))
+    if isinstance(model, mask_rcnn_fpn_resnet.MaskRCNNFPNResNet):
+        chain = mask_rcnn_train_chain.MaskRCNNTrainChain(model)
+    elif torchvision_class is not None and isinstance(model, torchvision_class):
+        chain = mask_rcnn_train_chain.TorchvisionMaskRCNNTrainChain(model)
+    else:
+        raise model_workloads.NoTrainChain(
+            f'{type(model).__name__}: the bench knows no train chain for it')
     return chain, (model.pad_batch([x]), [bbox], [label], [masks], [x.shape[1:]])
 
 
