@@ -149,7 +149,8 @@ def _check_channels(x, out_c, group_size):
     return out_c
 
 
-def ps_roi_average_pooling_2d(x, rois, roi_indices, outsize, spatial_scale, group_size):
+def ps_roi_average_pooling_2d(x, rois, roi_indices, outsize, spatial_scale, group_size, *,
+                              index_range=None):
     """Position-sensitive RoI average pooling (Dai et al., R-FCN, NIPS 2016; FCIS).
 
     A RoI, scaled by ``spatial_scale`` (at least 0.1 feature-map pixels a side), is cut
@@ -169,6 +170,10 @@ def ps_roi_average_pooling_2d(x, rois, roi_indices, outsize, spatial_scale, grou
             (out_C, out_H, out_W), whose out_C is checked against x's channels.
         spatial_scale (float): feature-map pixels per image pixel (1 / stride).
         group_size (int): g, the position groups per side.
+        index_range (pair of int or None): ``(low, high)``, bounds of ``roi_indices`` the
+            caller has already read from the device (e.g. once for several calls on the
+            same RoIs); they are checked against the batch instead of reading
+            ``roi_indices`` back, a host sync on a GPU.
 
     Returns:
         Variable: (R, out_C, out_H, out_W), the dtype of x.
@@ -182,7 +187,10 @@ def ps_roi_average_pooling_2d(x, rois, roi_indices, outsize, spatial_scale, grou
     """
     out_c, outsize = _check_outsize(outsize)
     rois, roi_indices, outsize = roi_arguments.check_roi_arguments(
-        'ps_roi_average_pooling_2d', x, rois, roi_indices, outsize, spatial_scale)
+        'ps_roi_average_pooling_2d', x, rois, roi_indices, outsize, spatial_scale,
+        check_range=index_range is None)
+    if index_range is not None and len(roi_indices):
+        roi_arguments.check_index_range('ps_roi_average_pooling_2d', *index_range, x.shape[0])
     out_c = _check_channels(x, out_c, group_size)
     with backend.using_device_of(rois):
         plan = _make_plan(x.shape, rois, roi_indices, (out_c, *outsize), spatial_scale,

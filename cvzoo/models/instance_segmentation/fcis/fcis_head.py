@@ -5,7 +5,7 @@ import numpy
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import initializers
-from cvzoo.models.detection import box_coding
+from cvzoo.models.detection import box_coding, detector
 
 
 class FCISResNet101Head(L.Chain):
@@ -80,8 +80,12 @@ class FCISResNet101Head(L.Chain):
         """
         h = F.relu(self.conv1(x))
         h_cls_seg, h_ag_loc = self.cls_seg(h), self.ag_loc(h)
+        # NOTE: the range of roi_indices is read once for the pooling calls of both passes
+        index_range = tuple(int(bound) for bound in detector.to_host(
+            self.xp.stack((roi_indices.min(), roi_indices.max())))[0]) \
+            if len(roi_indices) else None
         seg_scores, locs, cls_scores = self._pool(h_cls_seg, h_ag_loc, rois, roi_indices,
-                                                  gt_roi_labels)
+                                                  index_range, gt_roi_labels)
         if not self.iter2 or gt_roi_labels is not None:
             return seg_scores, locs, cls_scores, rois, roi_indices
         xp = self.xp
@@ -91,20 +95,21 @@ class FCISResNet101Head(L.Chain):
         H, W = img_size
         rois2 = xp.clip(rois2, 0, xp.asarray([W, H, W, H], numpy.float32))
         seg_scores2, locs2, cls_scores2 = self._pool(h_cls_seg, h_ag_loc, rois2,
-                                                     roi_indices)
+                                                     roi_indices, index_range)
         return (F.concat((seg_scores, seg_scores2), axis=0),
                 F.concat((locs, locs2), axis=0),
                 F.concat((cls_scores, cls_scores2), axis=0),
                 xp.concatenate((rois, rois2)), xp.concatenate((roi_indices, roi_indices)))
 
-    def _pool(self, h_cls_seg, h_ag_loc, rois, roi_indices, labels=None):
+    def _pool(self, h_cls_seg, h_ag_loc, rois, roi_indices, index_range, labels=None):
         size, n_class = self.roi_size, self.n_class
+        pool = {'spatial_scale': self.spatial_scale, 'group_size': self.group_size,
+                'index_range': index_range}
         cls_seg = F.ps_roi_average_pooling_2d(h_cls_seg, rois, roi_indices,
-                                              (n_class * 2, size, size), self.spatial_scale,
-                                              self.group_size)
+                                              (n_class * 2, size, size), **pool)
         cls_seg = F.reshape(cls_seg, (-1, n_class, 2, size, size))
         ag_loc = F.ps_roi_average_pooling_2d(h_ag_loc, rois, roi_indices, (8, size, size),
-                                             self.spatial_scale, self.group_size)
+                                             **pool)
         cls_scores = F.mean(F.max(cls_seg, axis=2), axis=(2, 3))
         locs = F.reshape(F.mean(ag_loc, axis=(2, 3)), (-1, 2, 4))
         if labels is None:

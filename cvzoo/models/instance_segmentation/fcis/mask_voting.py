@@ -52,22 +52,22 @@ def select_pairs(bbox, cls_prob, score_thresh, nms_thresh, limit):
         tuple: ``roi`` (K,) int index of the RoI, ``label`` (K,) int foreground class
         (0-based), ``score`` (K,) float, on ``bbox``'s device.
     """
-    xp = backend.get_array_module(bbox)
     R, n_class = cls_prob.shape
+    # NOTE: the NMS and the selection, whose sizes depend on the data, run on the host
+    # after one transfer (one host sync on a GPU)
+    host_bbox, host_prob = detector.to_host(bbox, cls_prob)
     # NOTE: the RoIs in reverse, so that among equal scores the NMS visits the later RoI
     # first, as ChainerCV's reversed argsort does where NumPy's sort keeps ties in order
-    fg_score = cls_prob[::-1, 1:].T.ravel()
-    label = xp.repeat(xp.arange(n_class - 1), R)
-    tiled = xp.broadcast_to(bbox[::-1], (n_class - 1, R, 4)).reshape(-1, 4)
+    fg_score = host_prob[::-1, 1:].T.ravel()
+    label = numpy.repeat(numpy.arange(n_class - 1), R)
+    tiled = numpy.broadcast_to(host_bbox[::-1], (n_class - 1, R, 4)).reshape(-1, 4)
     kept = nms.batched_non_maximum_suppression(tiled, fg_score, label, nms_thresh)
-    score = fg_score[kept]
-    if len(kept) == 0:
-        return kept, label[kept], score
-    floor = xp.maximum(score[min(len(kept), limit) - 1], score.dtype.type(score_thresh))
-    # NOTE: scores are sorted, so the pairs kept are a prefix (one read of its length)
-    n_keep, = detector.to_host((score >= floor).sum())
-    kept, score = kept[:int(n_keep)], score[:int(n_keep)]
-    return R - 1 - kept % R, label[kept], score
+    if len(kept):
+        score = fg_score[kept]  # decreasing
+        floor = max(score[min(len(kept), limit) - 1], score.dtype.type(score_thresh))
+        kept = kept[score >= floor]
+    return tuple(backend.on_device_of(array, bbox) for array in (
+        R - 1 - kept % R, label[kept], fg_score[kept]))
 
 
 def _vote(seg_prob, bbox, weight, size, binary_thresh):

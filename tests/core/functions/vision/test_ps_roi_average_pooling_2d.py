@@ -116,6 +116,17 @@ def test_equals_chainercv(chainercv_reference, tmp_path, rng):
     numpy.testing.assert_allclose(x_variable.grad, outputs['gx'], rtol=1e-5, atol=1e-5)
 
 
+def test_index_range_read_by_the_caller(rng):
+    x = rng.standard_normal((2, 8, 6, 6)).astype(numpy.float32)
+    rois = numpy.array([[0, 0, 4, 4], [1, 2, 6, 5]], numpy.float32)
+    roi_indices = numpy.array([1, 0], numpy.int32)
+    want = F.ps_roi_average_pooling_2d(x, rois, roi_indices, 2, 1.0, 2).array
+    got = F.ps_roi_average_pooling_2d(x, rois, roi_indices, 2, 1.0, 2, index_range=(0, 1))
+    numpy.testing.assert_array_equal(got.array, want)
+    with pytest.raises(ValueError, match='roi_indices must lie'):
+        F.ps_roi_average_pooling_2d(x, rois, roi_indices, 2, 1.0, 2, index_range=(0, 2))
+
+
 @pytest.mark.parametrize('kwargs, message', [
     (dict(x=numpy.zeros((1, 6, 4, 4), numpy.float32)), 'group_size \\*\\* 2'),
     (dict(outsize=(3, 2, 2)), r'outsize\[0\] \* group_size'),

@@ -103,3 +103,16 @@ def test_predict_contract_on_devices(device):
     imgs = [rng.uniform(0, 255, (3, 48, 64)).astype(numpy.float32),
             rng.randint(0, 256, (80, 56, 3)).astype(numpy.uint8)]
     model_checks.assert_is_instance_segmentation_model(model, imgs, 2)
+
+
+def test_host_syncs_per_predicted_image(stand_in):
+    # RPN proposals, the RoI index range, the min-size filter, the pair selection, the
+    # voted masks found, then predict()'s three results
+    numpy.random.seed(0)
+    model = fcis_resnet101.FCISResNet101(n_fg_class=2, **SMALL).to_device('cuda:0')
+    model.use_preset('evaluate')
+    img = numpy.random.RandomState(0).uniform(0, 255, (3, 40, 56)).astype(numpy.float32)
+    model.predict([img])
+    with stand_in.count_syncs() as syncs:
+        model.predict([img])
+    assert sum(syncs.values()) <= 8, syncs

@@ -76,3 +76,17 @@ def test_one_image_at_a_time(small_fcis):
         chain(numpy.concatenate([x, x]), bboxes * 2, labels * 2, masks * 2, scales * 2)
     with pytest.raises(ValueError, match='masks'):
         chain(x, bboxes, labels, [masks[0][:, :-1]], scales)
+
+
+def test_host_syncs_per_step(small_fcis, stand_in):
+    # the RPN's proposals, the RoI index range of the head, the targets' inputs
+    model = small_fcis.to_device('cuda:0')
+    chain = fcis_train_chain.FCISTrainChain(model)
+    x, bboxes, labels, masks, scales = _batch(model)
+    x = backend.to_device(x, 'cuda:0')
+    chain(x, bboxes, labels, masks, scales)
+    with stand_in.count_syncs() as syncs:
+        loss = chain(x, bboxes, labels, masks, scales)
+        loss.backward()
+    assert sum(syncs.values()) <= 3, syncs
+    model.to_device('cpu')
