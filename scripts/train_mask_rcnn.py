@@ -7,9 +7,10 @@
 The classes are the json's categories; masks may be polygons or RLE (CVAT, labelme's
 COCO export, Roboflow). The images are found in --images, else in the folder named as
 the json (without 'instances_') beside or above it, else beside the json. Training as
-ChainerCV's examples/fpn (see cvzoo.models.train_mask_rcnn): resized as predict() does,
-randomly flipped; MomentumSGD, weight decay 1e-4, lr 0.02 * batchsize / 16 shifted by
-0.1 at 2/3 and 8/9 of the run. Writes ``log``, ``loss.png``, snapshots and
+ChainerCV's examples/fpn (see cvzoo.models.train_mask_rcnn) on the images holding an
+instance that is not a crowd region: resized as predict() does, randomly flipped;
+MomentumSGD, weight decay 1e-4, lr 0.02 * batchsize / 16 shifted by 0.1 at 2/3 and 8/9
+of the run. Writes ``log``, ``loss.png``, snapshots and
 ``model_final.npz`` (with the class names) to --out and, with --val, prints the mask
 mAP at IoU 0.5 (VOC metric, area under the curve) of the validation json.
 """
@@ -21,12 +22,13 @@ import sys
 import numpy
 
 from cvzoo.core.training.extensions import fail_on_non_number
+from cvzoo.datasets.coco.coco_images_with_instances import images_with_instances
 from cvzoo.datasets.registry import load_instance_segmentation_dataset
 from cvzoo.datasets.transform_dataset import TransformDataset
 from cvzoo.evaluators.instance_segmentation_evaluators import InstanceSegmentationVOCEvaluator
 from cvzoo.models import zoo
 from cvzoo.models.train_mask_rcnn import train_mask_rcnn
-from cvzoo.transforms.instance_segmentation_transform import drop_crowded
+from cvzoo.transforms.instance_segmentation_transform import MaskRCNNTransform, drop_crowded
 
 MODELS = ('mask_rcnn_fpn_resnet50', 'mask_rcnn_fpn_resnet101')
 
@@ -47,8 +49,10 @@ def main(argv=None):
     pretrained = None if args.pretrained_model == 'none' else args.pretrained_model
     model = zoo.get_model(args.model, pretrained_model=pretrained,
                           n_fg_class=len(train.label_names), **sizes)
+    examples = TransformDataset(images_with_instances(train.dataset),
+                                MaskRCNNTransform(model, args.seed))
     trainer = train_mask_rcnn(
-        model, train.dataset, train.label_names, out=args.out, iteration=args.iteration,
+        model, examples, train.label_names, out=args.out, iteration=args.iteration,
         batchsize=args.batchsize, lr=args.lr, freeze_backbone=pretrained is not None,
         device=args.device, communicator=args.communicator, seed=args.seed,
         resume=args.resume, model_name=args.model, model_kwargs=sizes)

@@ -4,9 +4,10 @@ As ChainerCV's ``examples/fpn/train_multi.py`` for Mask R-CNN: MomentumSGD (mome
 0.9), weight decay 1e-4, the learning rate multiplied by 0.1 at 2/3 and at 8/9 of the
 run (its steps 60,000 and 80,000 of 90,000) and, when the backbone starts from trained
 weights, ``conv1``, ``res2`` and every batch normalisation's scale and shift frozen.
-The examples go through :class:`~cvzoo.transforms.instance_segmentation_transform.
-MaskRCNNTransform`; :func:`~cvzoo.models.detection.train_detector.train_detector` runs
-the trainer and writes ``model_final.npz`` with the class names.
+The caller passes the examples through :class:`~cvzoo.transforms.
+instance_segmentation_transform.MaskRCNNTransform`;
+:func:`~cvzoo.models.detection.train_detector.train_detector` runs the trainer and writes
+``model_final.npz`` with the class names.
 
 Differences from ChainerCV: no warm-up of the learning rate (``train_detector`` shifts
 it only at its steps); batch normalisation normalises with each batch's statistics
@@ -20,12 +21,10 @@ from cvzoo.core import backend
 from cvzoo.core import links as L
 from cvzoo.core.optimizers import MomentumSGD, WeightDecay
 from cvzoo.core.training.extensions import fail_on_non_number
-from cvzoo.datasets.transform_dataset import TransformDataset
 from cvzoo.models.detection.train_detector import train_detector
 from cvzoo.models.instance_segmentation.mask_rcnn.mask_rcnn_train_chain import (
     MaskRCNNTrainChain,
 )
-from cvzoo.transforms.instance_segmentation_transform import MaskRCNNTransform
 
 LR_STEPS = (fractions.Fraction(2, 3), fractions.Fraction(8, 9))
 LOSS_KEYS = ('main/loss', 'main/loss/rpn_loc', 'main/loss/rpn_conf', 'main/loss/head_loc',
@@ -94,8 +93,8 @@ def train_mask_rcnn(model, dataset, label_names, *, out, iteration, batchsize=2,
 
     Args:
         model (MaskRCNNFPNResNet): the model, with ``len(label_names)`` classes.
-        dataset: examples ``img, mask, label`` (and optionally ``crowded``, ...), e.g.
-            a ``COCOInstanceSegmentationDataset``; crowd regions are not trained on.
+        dataset: the training examples through :class:`MaskRCNNTransform` (e.g.
+            ``TransformDataset(coco_dataset, MaskRCNNTransform(model, seed))``).
         label_names (sequence of str): the classes, saved with the model.
         out (str): the folder of the log, the snapshots and the model.
         iteration (int): length of the run.
@@ -117,9 +116,8 @@ def train_mask_rcnn(model, dataset, label_names, *, out, iteration, batchsize=2,
     optimizer = make_optimizer(chain, default_lr(batchsize) if lr is None else lr,
                                freeze_backbone)
     return train_detector(
-        model, optimizer, TransformDataset(dataset, MaskRCNNTransform(model, seed)),
-        label_names, out=out, batchsize=batchsize, iteration=iteration,
-        loss_keys=LOSS_KEYS, lr_steps=LR_STEPS, converter=PaddedBatch(model),
-        device=device, communicator=communicator, seed=seed, resume=resume,
-        model_name=model_name, model_kwargs=model_kwargs,
+        model, optimizer, dataset, label_names, out=out, batchsize=batchsize,
+        iteration=iteration, loss_keys=LOSS_KEYS, lr_steps=LR_STEPS,
+        converter=PaddedBatch(model), device=device, communicator=communicator, seed=seed,
+        resume=resume, model_name=model_name, model_kwargs=model_kwargs,
         guard=fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False))

@@ -24,7 +24,7 @@ def script():
 @pytest.fixture(scope='module')
 def shapes(tmp_path_factory):
     root = tmp_path_factory.mktemp('shapes')
-    train = coco_shapes.write_coco_shapes(root, 'train', 3, size=48)
+    train = coco_shapes.write_coco_shapes(root, 'train', 3, size=48, n_unannotated=2)
     val = coco_shapes.write_coco_shapes(root, 'val', 2, size=48, seed=1)
     return train, val
 
