@@ -5,8 +5,9 @@ integer bounds, floor of its start and ceil of its end, clipped to the map, and 
 the pixels inside them of the one channel that belongs to the bin's position group.
 
 The op is linear in x. Forward reads each bin's sum from an integral image (four corners
-per bin); backward writes each bin's gradient, divided by its area, at the same four
-corners of a difference image, whose 2-D prefix sum is the gradient of x. Both run in
+per bin, each a contiguous row of the out_C channels of the bin's position group);
+backward writes each bin's gradient, divided by its area, at the same four corners of a
+difference image, whose 2-D prefix sum is the gradient of x. Both run in
 float64 for float32 inputs, so that the differences of large prefix sums keep their
 precision. The backward's own gradient is the forward again.
 """
@@ -20,19 +21,30 @@ from cvzoo.core.functions.vision import roi_arguments
 
 
 class _Plan:
-    """Where each output bin reads: corners in the (N, C, H + 1, W + 1) integral image.
+    """Where each output bin reads: rows of the channel-last integral image.
+
+    The integral image is laid out (N, H + 1, W + 1, g * g, out_C): one row holds the
+    out_C channels of one position group at one corner, so a bin reads four contiguous
+    rows.
 
     Attributes:
-        corners (tuple of 4 arrays): flat indexes of the corners (y0, x0), (y0, x1),
-            (y1, x0), (y1, x1), each (R, out_C, out_H, out_W).
-        inverse_area (array): 1 / the bin's pixel count, 0 for an empty bin.
+        corners (tuple of 4 arrays): row indexes of the corners (y0, x0), (y0, x1),
+            (y1, x0), (y1, x1) of each bin, each (R, out_H, out_W).
+        inverse_area (array): (R, out_H, out_W), 1 / the bin's pixel count, 0 if empty.
         x_shape (tuple): (N, C, H, W) of the pooled map.
+        n_group (int): g * g.
     """
 
-    def __init__(self, corners, inverse_area, x_shape):
+    def __init__(self, corners, inverse_area, x_shape, n_group):
         self.corners = corners
         self.inverse_area = inverse_area
         self.x_shape = x_shape
+        self.n_group = n_group
+
+    def integral_shape(self):
+        """(N, H + 1, W + 1, g * g, out_C)."""
+        n, c, h, w = self.x_shape
+        return n, h + 1, w + 1, self.n_group, c // self.n_group
 
 
 def _bin_bounds(xp, start, end, n_bin, size):
@@ -47,26 +59,26 @@ def _bin_bounds(xp, start, end, n_bin, size):
 def _make_plan(x_shape, rois, roi_indices, outsize, spatial_scale, group_size):
     xp = backend.get_array_module(rois)
     n, c, h, w = x_shape
-    out_c, out_h, out_w = outsize
+    out_h, out_w = outsize
     # NOTE: float64 bounds, as ChainerCV's CPU code computes them.
     boxes = rois.astype(numpy.float64) * spatial_scale
     y_low, y_high = _bin_bounds(xp, boxes[:, 1:2], boxes[:, 3:4], out_h, h)
     x_low, x_high = _bin_bounds(xp, boxes[:, 0:1], boxes[:, 2:3], out_w, w)
-    y_low, y_high = y_low[:, None, :, None], y_high[:, None, :, None]
-    x_low, x_high = x_low[:, None, None, :], x_high[:, None, None, :]
-    # The channel of bin (k, i, j): group (i * g // out_H, j * g // out_W) of class k.
+    y_low, y_high = y_low[:, :, None], y_high[:, :, None]
+    x_low, x_high = x_low[:, None, :], x_high[:, None, :]
+    # The channel of bin (k, i, j) is k * g * g + group, its position group
+    # (i * g // out_H, j * g // out_W) in row-major order.
     group_y = numpy.minimum(numpy.arange(out_h) * group_size // out_h, group_size - 1)
     group_x = numpy.minimum(numpy.arange(out_w) * group_size // out_w, group_size - 1)
-    channel = ((numpy.arange(out_c)[:, None, None] * group_size + group_y[:, None])
-               * group_size + group_x)
-    channel = backend.on_device_of(channel, rois, dtype=numpy.intp)
-    plane = (roi_indices.astype(numpy.intp)[:, None, None, None] * c + channel) * (h + 1)
-    corners = tuple((plane + y) * (w + 1) + x_ for y in (y_low, y_high)
-                    for x_ in (x_low, x_high))
+    group = backend.on_device_of(group_y[:, None] * group_size + group_x, rois,
+                                 dtype=numpy.intp)
+    n_group = group_size * group_size
+    image = roi_indices.astype(numpy.intp)[:, None, None] * (h + 1)
+    corners = tuple(((image + y) * (w + 1) + x_) * n_group + group
+                    for y in (y_low, y_high) for x_ in (x_low, x_high))
     area = (y_high - y_low) * (x_high - x_low)
     inverse_area = xp.where(area > 0, 1.0 / xp.maximum(area, 1), 0.0)
-    inverse_area = xp.broadcast_to(inverse_area, corners[0].shape)
-    return _Plan(corners, inverse_area, x_shape)
+    return _Plan(corners, inverse_area, x_shape, n_group)
 
 
 def _accumulation_dtype(dtype):
@@ -82,14 +94,19 @@ class PSROIAveragePooling2D(function_node.FunctionNode):
     def forward(self, inputs):
         x, = inputs
         xp = backend.get_array_module(x)
-        n, c, h, w = x.shape
-        integral = xp.zeros((n, c, h + 1, w + 1), dtype=_accumulation_dtype(x.dtype))
-        integral[:, :, 1:, 1:] = x
-        integral = integral.cumsum(axis=2).cumsum(axis=3).ravel()
-        top_left, top_right, bottom_left, bottom_right = (
-            integral[corner] for corner in self.plan.corners)
-        total = bottom_right - bottom_left - top_right + top_left
-        return (total * self.plan.inverse_area).astype(x.dtype),
+        n, h1, w1, n_group, out_c = self.plan.integral_shape()
+        integral = xp.zeros((n, h1, w1, n_group, out_c), dtype=_accumulation_dtype(x.dtype))
+        integral[:, 1:, 1:] = x.reshape(n, out_c, n_group, h1 - 1, w1 - 1).transpose(
+            0, 3, 4, 2, 1)
+        rows = integral.cumsum(axis=1).cumsum(axis=2).reshape(-1, out_c)
+        top_left, top_right, bottom_left, bottom_right = self.plan.corners
+        # NOTE: in place: each (R, out_H, out_W, out_C) temporary is large
+        total = rows[bottom_right]
+        total -= rows[bottom_left]
+        total -= rows[top_right]
+        total += rows[top_left]
+        total *= self.plan.inverse_area[..., None]
+        return xp.ascontiguousarray(total.astype(x.dtype).transpose(0, 3, 1, 2)),
 
     def backward(self, indexes, grad_outputs):
         return _PSROIAveragePooling2DGrad(self.plan).apply(grad_outputs)
@@ -104,14 +121,18 @@ class _PSROIAveragePooling2DGrad(function_node.FunctionNode):
     def forward(self, inputs):
         gy, = inputs
         xp = backend.get_array_module(gy)
-        n, c, h, w = self.plan.x_shape
-        share = (gy.astype(_accumulation_dtype(gy.dtype)) * self.plan.inverse_area).ravel()
-        difference = xp.zeros(n * c * (h + 1) * (w + 1), dtype=share.dtype)
-        backend.add_at(difference,
-                       xp.concatenate([corner.ravel() for corner in self.plan.corners]),
-                       xp.concatenate([share, -share, -share, share]))
-        gx = difference.reshape(n, c, h + 1, w + 1).cumsum(axis=2).cumsum(axis=3)
-        return xp.ascontiguousarray(gx[:, :, :h, :w]).astype(gy.dtype),
+        n, h1, w1, n_group, out_c = shape = self.plan.integral_shape()
+        share = (gy.astype(_accumulation_dtype(gy.dtype)).transpose(0, 2, 3, 1)
+                 * self.plan.inverse_area[..., None]).ravel()
+        difference = xp.zeros(n * h1 * w1 * n_group * out_c, dtype=share.dtype)
+        channels = xp.arange(out_c)
+        # NOTE: add.at on a flat array with flat indexes (faster than whole rows)
+        index = xp.concatenate([(corner[..., None] * out_c + channels).ravel()
+                                for corner in self.plan.corners])
+        backend.add_at(difference, index, xp.concatenate([share, -share, -share, share]))
+        gx = difference.reshape(shape).cumsum(axis=1).cumsum(axis=2)[:, :h1 - 1, :w1 - 1]
+        gx = gx.transpose(0, 4, 3, 1, 2).reshape(n, out_c * n_group, h1 - 1, w1 - 1)
+        return xp.ascontiguousarray(gx).astype(gy.dtype),
 
     def backward(self, indexes, grad_outputs):
         return PSROIAveragePooling2D(self.plan).apply(grad_outputs)
@@ -191,8 +212,8 @@ def ps_roi_average_pooling_2d(x, rois, roi_indices, outsize, spatial_scale, grou
         check_range=index_range is None)
     if index_range is not None and len(roi_indices):
         roi_arguments.check_index_range('ps_roi_average_pooling_2d', *index_range, x.shape[0])
-    out_c = _check_channels(x, out_c, group_size)
+    _check_channels(x, out_c, group_size)
     with backend.using_device_of(rois):
-        plan = _make_plan(x.shape, rois, roi_indices, (out_c, *outsize), spatial_scale,
+        plan = _make_plan(x.shape, rois, roi_indices, outsize, spatial_scale,
                           int(group_size))
     return PSROIAveragePooling2D(plan).apply((x,))[0]
