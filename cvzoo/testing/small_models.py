@@ -29,6 +29,8 @@ BUILD_KWARGS = {
     'fcis_resnet101': SMALL_RESIZE,
     'mask_rcnn_fpn_resnet50': SMALL_RESIZE,
     'mask_rcnn_fpn_resnet101': SMALL_RESIZE,
+    # few instances: every one of random weights passes and pools its mask
+    'maskrcnn_resnet50_fpn': {**SMALL_RESIZE, 'max_detections': 10},
     'retinanet_resnet50_fpn': SMALL_RESIZE,
     'pspnet_resnet50': {'input_size': (64, 64)},
     'pspnet_resnet101': {'input_size': (64, 64)},

@@ -43,6 +43,10 @@ from cvzoo.models.instance_segmentation.fcis.fcis_train_chain import FCISTrainCh
 from cvzoo.models.instance_segmentation.mask_rcnn.mask_rcnn_fpn_resnet import MaskRCNNFPNResNet
 from cvzoo.models.instance_segmentation.mask_rcnn.mask_rcnn_train_chain import (
     MaskRCNNTrainChain,
+    TorchvisionMaskRCNNTrainChain,
+)
+from cvzoo.models.instance_segmentation.mask_rcnn.torchvision_mask_rcnn import (
+    MaskRCNNResNet50FPN,
 )
 from cvzoo.models.segmentation.pspnet.pspnet import PSPNet
 from cvzoo.models.segmentation.pspnet.pspnet_train_chain import PSPNetTrainChain
@@ -116,17 +120,18 @@ def detection_train_batch(model, img):
 def instance_segmentation_train_batch(model, img):
     """(train chain, its arguments) of one image with one instance (its box filled)."""
     device = model.device
-    if isinstance(model, MaskRCNNFPNResNet):
+    if isinstance(model, (MaskRCNNFPNResNet, MaskRCNNResNet50FPN)):
         prepared = model.prepare(img)
         x = model.pad_batch([prepared])
         bbox, label = _detection_target(prepared.shape[1:])
         mask = numpy.zeros((1,) + prepared.shape[1:], bool)
         x_min, y_min, x_max, y_max = bbox[0].astype(int)
         mask[0, y_min:y_max, x_min:x_max] = True
-        # masks stay on the host, as the train chain takes them
-        return MaskRCNNTrainChain(model), (device.send(x), [device.send(bbox)],
-                                           [device.send(label)], [mask],
-                                           [prepared.shape[1:]])
+        chain = MaskRCNNTrainChain(model) if isinstance(model, MaskRCNNFPNResNet) else \
+            TorchvisionMaskRCNNTrainChain(model, roi_n_sample=64)
+        # masks stay on the host, as the train chains take them
+        return chain, (device.send(x), [device.send(bbox)], [device.send(label)], [mask],
+                       [prepared.shape[1:]])
     if isinstance(model, FCIS):  # one image at a time, at its own size
         prepared = model.prepare(img)
         bbox, label = _detection_target(prepared.shape[1:])

@@ -66,6 +66,52 @@ def paste_masks(prob, bbox, size, *, pad=1, thresh=0.5):
     return paste_in_boxes(grid, start, stop - start, size, thresh, inclusive=False)
 
 
+def paste_masks_torchvision(prob, bbox, size, *, pad=1, thresh=0.5):
+    """Paste mask probabilities of boxes into masks at the image size, as torchvision.
+
+    torchvision's ``paste_masks_in_image``: the grid is zero-padded by ``pad`` cells, the
+    box expanded by ``(M + 2 pad) / M`` about its centre in float32 and truncated to
+    integers (toward zero), the padded grid resized (bilinear, ``align_corners=False``) to
+    ``x_max - x_min + 1`` by ``y_max - y_min + 1`` pixels from (x_min, y_min), and pixels
+    at or above ``thresh`` kept (the threshold of torchvision's COCO evaluation).
+
+    Args:
+        prob (array): (R, M_h, M_w) float mask probabilities, each over its box.
+        bbox (array): (R, 4) float boxes (x_min, y_min, x_max, y_max) in image pixels.
+        size (tuple of int): the image's (H, W).
+        pad (int): grid cells of zeros added around each grid.
+        thresh (float): a pixel is in the mask when its value is at least this.
+
+    Returns:
+        array: (R, H, W) bool masks, on ``prob``'s device.
+
+    >>> prob = numpy.ones((1, 2, 2), numpy.float32)
+    >>> paste_masks_torchvision(prob, numpy.array([[1, 1, 3, 3]], numpy.float32),
+    ...                         (5, 5)).astype(int)
+    array([[[0, 0, 0, 0, 0],
+            [0, 0, 1, 0, 0],
+            [0, 1, 1, 1, 0],
+            [0, 0, 1, 0, 0],
+            [0, 0, 0, 0, 0]]])
+    """
+    prob, bbox, size = _check('paste_masks_torchvision', prob, bbox, size)
+    if not isinstance(pad, int) or pad < 0:
+        raise ValueError(f'paste_masks_torchvision: pad: expected an int >= 0, got {pad!r}')
+    xp = backend.get_array_module(prob)
+    R, M_h, M_w = prob.shape
+    grid = xp.zeros((R, M_h + 2 * pad, M_w + 2 * pad), numpy.float32)
+    grid[:, pad:pad + M_h, pad:pad + M_w] = prob
+    bbox = backend.on_device_of(bbox, prob, numpy.float32)
+    # NOTE: torchvision scales by the last axis's factor only (its masks are square)
+    scale = numpy.float32((M_w + 2 * pad) / M_w)
+    half = (bbox[:, 2:] - bbox[:, :2]) * numpy.float32(0.5) * scale
+    center = (bbox[:, 2:] + bbox[:, :2]) * numpy.float32(0.5)
+    start = xp.trunc(center - half).astype(numpy.int64)
+    stop = xp.trunc(center + half).astype(numpy.int64)
+    length = xp.maximum(stop - start + 1, 1)
+    return paste_in_boxes(grid, start, length, size, thresh, inclusive=True)
+
+
 def paste_in_boxes(grid, start, length, size, thresh=0.5, *, inclusive=False):
     """Resize each grid to its integer box (bilinear) and threshold it at the image size.
 

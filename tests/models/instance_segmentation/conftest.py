@@ -84,10 +84,36 @@ def _mask_to_segm(gt_masks, rois, index, segm_size):
     return segms
 
 
+def _paste_torchvision(prob, bbox, size):
+    """torchvision's paste_masks_in_image, instance by instance, thresholded at >= 0.5."""
+    pad = 1
+    H, W = size
+    R, M, _ = prob.shape
+    masks = numpy.zeros((R, H, W), bool)
+    scale = numpy.float32((M + 2 * pad) / M)
+    for i in range(R):
+        x_min, y_min, x_max, y_max = bbox[i].astype(numpy.float32)
+        half_w, half_h = (x_max - x_min) * numpy.float32(0.5) * scale, \
+            (y_max - y_min) * numpy.float32(0.5) * scale
+        cx, cy = (x_max + x_min) * numpy.float32(0.5), (y_max + y_min) * numpy.float32(0.5)
+        box = [int(cx - half_w), int(cy - half_h), int(cx + half_w), int(cy + half_h)]
+        w, h = max(box[2] - box[0] + 1, 1), max(box[3] - box[1] + 1, 1)
+        canvas = numpy.zeros((M + 2 * pad, M + 2 * pad), numpy.float32)
+        canvas[pad:-pad, pad:-pad] = prob[i]
+        crop = _resize_bilinear(canvas, h, w) >= 0.5
+        x0, x1 = max(box[0], 0), min(box[2] + 1, W)
+        y0, y1 = max(box[1], 0), min(box[3] + 1, H)
+        if x1 > x0 and y1 > y0:
+            masks[i, y0:y1, x0:x1] = crop[y0 - box[1]:y1 - box[1], x0 - box[0]:x1 - box[0]]
+    return masks
+
+
 @pytest.fixture(scope='session')
 def mask_reference():
     """``resize_bilinear(img, H, W)`` (OpenCV's INTER_LINEAR), ``paste(prob, bbox, size)``
-    (ChainerCV's segm_to_mask) and ``mask_to_segm(gt_masks, rois, index, segm_size)``
+    (ChainerCV's segm_to_mask), ``paste_torchvision(prob, bbox, size)`` (torchvision's
+    paste_masks_in_image, >= 0.5) and ``mask_to_segm(gt_masks, rois, index, segm_size)``
     (ChainerCV's mask_to_segm), written out plainly, with x-first boxes."""
     return types.SimpleNamespace(resize_bilinear=_resize_bilinear, paste=_paste,
+                                 paste_torchvision=_paste_torchvision,
                                  mask_to_segm=_mask_to_segm)

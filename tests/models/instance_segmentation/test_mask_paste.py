@@ -34,6 +34,25 @@ def test_paste_of_boxes_larger_than_the_grid_and_exact_halves(mask_reference):
                                      mask_reference.paste(prob, bbox, (20, 18)))
 
 
+@pytest.mark.parametrize('seed', range(4))
+def test_torchvision_paste_equals_the_reference(seed, mask_reference):
+    prob, bbox, size = _case(seed)
+    numpy.testing.assert_array_equal(mask_paste.paste_masks_torchvision(prob, bbox, size),
+                                     mask_reference.paste_torchvision(prob, bbox, size))
+
+
+@pytest.mark.reference
+def test_torchvision_paste_equals_torchvision(torchvision):
+    import torch
+    from torchvision.models.detection import roi_heads
+
+    prob, bbox, size = _case(9, R=12)
+    expected = roi_heads.paste_masks_in_image(torch.from_numpy(prob)[:, None],
+                                              torch.from_numpy(bbox), size)[:, 0] >= 0.5
+    numpy.testing.assert_array_equal(mask_paste.paste_masks_torchvision(prob, bbox, size),
+                                     expected.numpy())
+
+
 def test_paste_of_no_instance():
     masks = mask_paste.paste_masks(numpy.zeros((0, 28, 28), numpy.float32),
                                    numpy.zeros((0, 4), numpy.float32), (5, 7))

@@ -118,8 +118,7 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
                 bool(pretrained_model), ('res2', 'res3', 'res4', 'res5')),
                 (256, 512, 1024, 2048), FPN_SCALES)
             self.rpn = torchvision_rpn.TorchvisionRPN()
-            self.head = torchvision_box_head.TorchvisionBoxHead(
-                n_built + 1 + n_unused_class, FPN_SCALES)
+        self.make_heads(n_built + 1 + n_unused_class)
         self.add_persistent('n_unused_class', n_unused_class)
         self.min_size, self.max_size = min_size, max_size
         self.use_preset('visualize')
@@ -128,6 +127,12 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
         pretrained.load_pretrained(self, pretrained_model, n_fg_class, n_built, entry,
                                    self.reset_head, source=source)
         self.freeze(trainable_backbone_layers)
+
+    def make_heads(self, n_class):
+        """Build the RoI heads for ``n_class`` classes (background and unused ones
+        included), before weights load: the box head here; Mask R-CNN adds its mask head."""
+        with self.init_scope():
+            self.head = torchvision_box_head.TorchvisionBoxHead(n_class, FPN_SCALES)
 
     @property
     def n_fg_class(self):

@@ -79,6 +79,21 @@ class FasterRCNNResNet50FPNTrainChain(L.Chain):
         Returns:
             Variable: the 0-d loss.
         """
+        losses, _ = self.box_losses(imgs, bboxes, labels, sizes)
+        loss = sum(losses.values())
+        reporter.report({'loss': loss, **{f'loss/{k}': v for k, v in losses.items()}}, self)
+        return loss
+
+    def box_losses(self, imgs, bboxes, labels, sizes=None):
+        """The four losses of a batch (arguments as :meth:`forward`), unreported, and what
+        a further RoI branch needs (Mask R-CNN's mask head).
+
+        Returns:
+            tuple: the losses ``{name: Variable}`` and a dict of ``hs`` (the FPN's maps),
+            and on the host: ``bboxes`` (per image, in the model's box convention),
+            ``sample_roi`` (S, 4), ``sample_index`` (S,) and ``gt_roi_label`` (S,) (0
+            background, else label + 1) of the head's samples.
+        """
         if not len(imgs) == len(bboxes) == len(labels):
             raise ValueError(f'bboxes, labels: expected one entry per image ({len(imgs)}), '
                              f'got {len(bboxes)} and {len(labels)}')
@@ -100,6 +115,8 @@ class FasterRCNNResNet50FPNTrainChain(L.Chain):
         bboxes, labels = arrays[3:3 + B], arrays[3 + B:]
         *rpn_targets, n_sampled = self._rpn_targets(anchor, bboxes)
         head_targets = self._head_samples(rois, roi_indices, bboxes, labels)
+        samples = {'hs': hs, 'bboxes': bboxes, 'sample_roi': head_targets[0],
+                   'sample_index': head_targets[1], 'gt_roi_label': head_targets[2]}
         rpn_fg, rpn_gt_loc, rpn_gt_label, sample_roi, sample_index, gt_label, head_fg, \
             head_gt_loc = (backend.to_device(array, self.device) for array in (
                 *rpn_targets, *head_targets))
@@ -111,9 +128,7 @@ class FasterRCNNResNet50FPNTrainChain(L.Chain):
             len(gt_label), 1)
         losses = {'rpn_loc': rpn_loc, 'rpn_conf': rpn_conf, 'head_loc': head_loc,
                   'head_conf': F.softmax_cross_entropy(head_confs, gt_label)}
-        loss = sum(losses.values())
-        reporter.report({'loss': loss, **{f'loss/{k}': v for k, v in losses.items()}}, self)
-        return loss
+        return losses, samples
 
     def _rpn_targets(self, anchor, bboxes):
         """The RPN's targets of every image, on the host: ``fg`` (F,) indices of the

@@ -61,3 +61,30 @@ class MaskHead(L.Chain, level_roi_align.LevelRoIAlign):
             h = getattr(self, f'conv{i}')(h)
         h = F.relu(self.conv5(h))
         return self.seg(h)
+
+    def probs(self, hs, rois, labels):
+        """Per image, (R, M, M) float32 mask probabilities of the given classes.
+
+        Args:
+            hs (list of Variable): the FPN's maps of the batch.
+            rois (list of numpy.ndarray): per image, (R, 4) boxes in input pixels.
+            labels (list of numpy.ndarray): per image, (R,) labels in [0, n_class - 1)
+                (the channel ``label + 1``: the background comes first).
+
+        Returns:
+            list of arrays on the head's device: the sigmoid of each RoI's channel.
+        """
+        xp = self.xp
+        M = self.segm_size
+        counts = [len(roi) for roi in rois]
+        if sum(counts) == 0:
+            return [xp.zeros((0, M, M), numpy.float32) for _ in rois]
+        roi_indices = numpy.repeat(numpy.arange(len(rois), dtype=numpy.int32), counts)
+        channel = numpy.concatenate(labels).astype(numpy.int32) + 1
+        flat_rois, roi_indices, channel = (xp.asarray(array) for array in (
+            numpy.concatenate(rois).astype(numpy.float32), roi_indices, channel))
+        segm = self.forward(hs, flat_rois, roi_indices)
+        segm = getattr(segm, 'array', segm)
+        prob = F.sigmoid(segm[xp.arange(len(channel)), channel]).array
+        return xp.split(prob, numpy.cumsum(counts)[:-1].tolist())
+

@@ -16,7 +16,6 @@ trained with OpenCV's), instances sorted by decreasing score instead of by class
 
 import numpy
 
-import cvzoo.core.functions as F
 from cvzoo.datasets.coco.coco_label_names import coco_instance_segmentation_label_names
 from cvzoo.models import pretrained, zoo
 from cvzoo.models.detection.faster_rcnn import faster_rcnn_vgg
@@ -68,35 +67,8 @@ class MaskRCNNFPNResNet(fpn_resnet.FasterRCNNFPNResNet, instance_segmenter.Insta
         locs, confs = self.head(hs, rois, roi_indices)
         bbox, score = self.decode((locs, confs, rois, roi_indices), sizes, scales)
         bboxes, labels, scores = self.suppress(bbox, score, sizes)
-        return self.mask_probs(hs, bboxes, labels, scales), bboxes, labels, scores
-
-    def mask_probs(self, hs, bboxes, labels, scales):
-        """Per image, (R, M, M) float32 mask probabilities of its detections' classes.
-
-        Args:
-            hs (list of Variable): the FPN's maps of the batch.
-            bboxes (list of numpy.ndarray): per image, (R, 4) boxes in image pixels.
-            labels (list of numpy.ndarray): per image, (R,) labels.
-            scales (list of float): per image, input pixels per image pixel.
-
-        Returns:
-            list of arrays on the model's device.
-        """
-        xp = self.xp
-        M = self.mask_head.segm_size
-        counts = [len(bbox) for bbox in bboxes]
-        if sum(counts) == 0:
-            return [xp.zeros((0, M, M), numpy.float32) for _ in bboxes]
-        rois = numpy.concatenate([bbox * numpy.float32(scale)
-                                  for bbox, scale in zip(bboxes, scales)])
-        roi_indices = numpy.repeat(numpy.arange(len(bboxes), dtype=numpy.int32), counts)
-        channel = numpy.concatenate(labels).astype(numpy.int32) + 1
-        rois, roi_indices, channel = (xp.asarray(array) for array in
-                                      (rois.astype(numpy.float32), roi_indices, channel))
-        segm = self.mask_head(hs, rois, roi_indices)
-        segm = getattr(segm, 'array', segm)
-        prob = F.sigmoid(segm[xp.arange(len(channel)), channel]).array
-        return xp.split(prob, numpy.cumsum(counts)[:-1].tolist())
+        rois = [bbox * numpy.float32(scale) for bbox, scale in zip(bboxes, scales)]
+        return self.mask_head.probs(hs, rois, labels), bboxes, labels, scores
 
 
 @zoo.register('mask_rcnn_fpn_resnet50', task='instance_segmentation')

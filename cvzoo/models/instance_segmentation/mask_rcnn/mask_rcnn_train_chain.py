@@ -1,4 +1,5 @@
-"""MaskRCNNTrainChain: a Mask R-CNN FPN and its five losses, as ChainerCV's FPN training.
+"""MaskRCNNTrainChain and TorchvisionMaskRCNNTrainChain: a Mask R-CNN FPN and its five
+losses, as ChainerCV's FPN training and as torchvision's ``RoIHeads`` train.
 
 The RPN and box head losses are Faster R-CNN FPN's
 (:class:`~cvzoo.models.detection.faster_rcnn.train_chain.FasterRCNNFPNTrainChain`). The
@@ -9,6 +10,11 @@ of the RoI's own class channel of the mask head; the loss is the mean sigmoid cr
 entropy over all its cells (ChainerCV's ``mask_head_loss_post``), added to the others
 without dividing by the batch size.
 
+torchvision's mask loss (``maskrcnn_loss``) differs in its targets: each foreground
+RoI's matched mask is pooled by RoIAlign (28 x 28, adaptive sampling, no half-pixel
+shift) into soft targets in [0, 1], and the loss is the mean binary cross entropy with
+those.
+
 The targets are cut on the host from the masks (kept there, as ChainerCV keeps them) and
 sent to the device once.
 """
@@ -17,7 +23,8 @@ import numpy
 
 import cvzoo.core.functions as F
 from cvzoo.core import backend
-from cvzoo.models.detection.faster_rcnn import train_chain
+from cvzoo.core.training import reporter
+from cvzoo.models.detection.faster_rcnn import torchvision_train_chain, train_chain
 from cvzoo.models.instance_segmentation.mask_rcnn import mask_targets
 from cvzoo.utils import bbox as bbox_utils
 
@@ -87,6 +94,74 @@ class MaskRCNNTrainChain(train_chain.FasterRCNNFPNTrainChain):
                                            for array in (roi, roi_index, channel, target))
         segm = model.mask_head(samples['hs'], roi, roi_index)
         return F.sigmoid_cross_entropy(segm[xp.arange(len(channel)), channel], target)
+
+
+class TorchvisionMaskRCNNTrainChain(torchvision_train_chain.FasterRCNNResNet50FPNTrainChain):
+    """The losses of a :class:`MaskRCNNResNet50FPN`, as torchvision's: its Faster R-CNN
+    losses and the mask loss of the module docstring (soft RoIAlign targets).
+
+    Reported as ``loss``, ``loss/rpn_loc``, ``loss/rpn_conf``, ``loss/head_loc``,
+    ``loss/head_conf`` and ``loss/mask``. Arguments as FasterRCNNResNet50FPNTrainChain.
+    """
+
+    def forward(self, imgs, bboxes, labels, masks, sizes=None):
+        """Loss of a batch; arguments as :meth:`MaskRCNNTrainChain.forward`.
+
+        Returns:
+            Variable: the 0-d loss.
+        """
+        masks = _padded_masks(masks, bboxes, imgs.shape[2:])
+        losses, samples = self.box_losses(imgs, bboxes, labels, sizes)
+        losses['mask'] = self.mask_loss(samples, masks)
+        loss = sum(losses.values())
+        reporter.report({'loss': loss, **{f'loss/{k}': v for k, v in losses.items()}}, self)
+        return loss
+
+    def mask_loss(self, samples, masks):
+        """torchvision's mask loss of the box head's samples (see the module docstring).
+
+        Args:
+            samples (dict): :meth:`box_losses`' second result.
+            masks (numpy.ndarray): (G, H, W) bool masks of all images' ground truth in
+                order, padded to the batch's size.
+
+        Returns:
+            Variable: the 0-d loss.
+        """
+        model, xp = self.model, self.xp
+        M = model.mask_head.segm_size
+        fg = samples['gt_roi_label'] > 0
+        roi = samples['sample_roi'][fg].astype(numpy.float32)
+        roi_index = samples['sample_index'][fg].astype(numpy.int32)
+        channel = samples['gt_roi_label'][fg].astype(numpy.int32)
+        if len(roi) == 0:
+            segm = model.mask_head(samples['hs'], xp.asarray([[0, 0, 1, 1]], numpy.float32),
+                                   xp.zeros(1, numpy.int32))
+            return 0 * F.sum(segm)
+        gt_index = _best_ground_truth(roi, roi_index, samples['bboxes']).astype(numpy.int32)
+        target = F.roi_align_2d(masks[:, None].astype(numpy.float32), roi, gt_index, M, 1.0,
+                                None).array[:, 0]
+        roi, roi_index, channel, target = (backend.to_device(array, self.device)
+                                           for array in (roi, roi_index, channel, target))
+        segm = model.mask_head(samples['hs'], roi, roi_index)
+        logit = segm[xp.arange(len(channel)), channel]
+        return F.mean(soft_sigmoid_cross_entropy(logit, target))
+
+
+def soft_sigmoid_cross_entropy(x, t):
+    """Elementwise ``-t log(s) - (1 - t) log(1 - s)``, ``s = sigmoid(x)``, for targets t in
+    [0, 1] (PyTorch's ``binary_cross_entropy_with_logits``), composed from the stable
+    integer-target :func:`F.sigmoid_cross_entropy` of t = 1 and t = 0.
+
+    >>> import numpy
+    >>> x = numpy.array([0.0, 2.0], numpy.float32)
+    >>> soft_sigmoid_cross_entropy(x, numpy.array([0.5, 1.0], numpy.float32)).array.round(4)
+    array([0.6931, 0.1269], dtype=float32)
+    """
+    xp = backend.get_array_module(x)
+    ones = xp.ones(x.shape, numpy.int32)
+    return F.sigmoid_cross_entropy(x, ones, reduce='no') * t + \
+        F.sigmoid_cross_entropy(x, ones * 0, reduce='no') * (1 - t)
 
 
 def _best_ground_truth(roi, roi_index, bboxes):

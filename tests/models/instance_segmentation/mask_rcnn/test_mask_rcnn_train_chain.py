@@ -1,16 +1,21 @@
-"""MaskRCNNTrainChain: one step on a tiny image gives finite losses and gradients to the
-mask head; the mask loss is ChainerCV's on the samples; on the stand-in device too."""
+"""MaskRCNNTrainChain and TorchvisionMaskRCNNTrainChain: one step on a tiny image gives
+finite losses and gradients to the mask head; the mask losses are ChainerCV's and
+torchvision's on the samples; on the stand-in device too."""
 
 import numpy
 import pytest
 
+import cvzoo.core.functions as F
 from cvzoo.core import backend
 from cvzoo.core.training import reporter as reporter_module
 from cvzoo.models.instance_segmentation.mask_rcnn import (
     mask_rcnn_fpn_resnet,
     mask_rcnn_train_chain,
     mask_targets,
+    torchvision_mask_rcnn,
 )
+from cvzoo.testing import function_checks
+from cvzoo.utils import bbox as bbox_utils
 
 
 def _batch(model, seed=0):
@@ -120,3 +125,56 @@ def test_loss_on_the_device_carries_gradients(device):
     grad = model.mask_head.conv1.conv.W.grad
     assert backend.get_device_from_array(grad) == backend.get_device(device)
     assert numpy.abs(backend.to_numpy(grad)).max() > 0
+
+
+# --- torchvision's Mask R-CNN: its train chain ---------------------------------------
+
+@pytest.fixture(scope='module')
+def torchvision_model():
+    numpy.random.seed(0)
+    return torchvision_mask_rcnn.MaskRCNNResNet50FPN(n_fg_class=3, min_size=64, max_size=96)
+
+
+def test_torchvision_step_gives_finite_losses_and_mask_head_gradients(torchvision_model):
+    chain = mask_rcnn_train_chain.TorchvisionMaskRCNNTrainChain(torchvision_model,
+                                                                roi_n_sample=64)
+    loss, observation = _step(chain, _batch(torchvision_model))
+    values = {name: float(backend.to_numpy(getattr(value, 'array', value)))
+              for name, value in observation.items() if name.startswith('main/loss/')}
+    assert sorted(values) == sorted(f'main/loss/{name}' for name in (
+        'rpn_loc', 'rpn_conf', 'head_loc', 'head_conf', 'mask'))
+    assert all(numpy.isfinite(value) for value in values.values()), values
+    assert values['main/loss/mask'] > 0
+    for name, param in torchvision_model.mask_head.namedparams():
+        assert param.grad is not None and numpy.abs(param.grad).max() > 0, name
+
+
+def test_torchvision_mask_loss_is_bce_with_roi_align_targets(torchvision_model):
+    chain = mask_rcnn_train_chain.TorchvisionMaskRCNNTrainChain(torchvision_model,
+                                                                roi_n_sample=64)
+    x, bboxes, labels, masks, sizes = _batch(torchvision_model, seed=2)
+    _, samples = chain.box_losses(x, bboxes, labels, sizes)
+    fg = samples['gt_roi_label'] > 0
+    padded = numpy.zeros((2,) + x.shape[2:], bool)
+    padded[:, :masks[0].shape[1], :masks[0].shape[2]] = masks[0]
+    loss = float(chain.mask_loss(samples, padded).array)
+    roi = samples['sample_roi'][fg]
+    gt_index = numpy.array([int(numpy.argmax(bbox_utils.bbox_iou(r[None], bboxes[0])))
+                            for r in roi])
+    target = F.roi_align_2d(padded[:, None].astype(numpy.float32), roi,
+                            gt_index.astype(numpy.int32), 28, 1.0, None).array[:, 0]
+    assert 0 < target.mean() < 1 and ((target > 0) & (target < 1)).any()  # soft targets
+    segm = torchvision_model.mask_head(samples['hs'], roi,
+                                       numpy.zeros(len(roi), numpy.int32)).array
+    x_ = segm[numpy.arange(len(roi)), samples['gt_roi_label'][fg]].astype(numpy.float64)
+    expected = numpy.mean(numpy.logaddexp(0, x_) - x_ * target)
+    assert loss == pytest.approx(expected, rel=1e-4)
+
+
+def test_soft_sigmoid_cross_entropy(device):
+    rng = numpy.random.RandomState(0)
+    x = rng.uniform(-4, 4, (3, 5)).astype(numpy.float32)
+    t = rng.uniform(0, 1, (3, 5)).astype(numpy.float32)
+    function_checks.check_function(
+        lambda x, t: mask_rcnn_train_chain.soft_sigmoid_cross_entropy(x, t), (x, t),
+        lambda x, t: numpy.logaddexp(0, x) - x * t, devices=[device])
