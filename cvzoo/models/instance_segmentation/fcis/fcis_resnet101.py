@@ -67,18 +67,20 @@ class FCISResNet101(fcis.FCIS):
                  anchor_scales=None, proposal_creator_params=None, min_drop_size=None,
                  iter2=True, source=None):
         entry, n_built = pretrained.settle_n_class(type(self), pretrained_model, n_fg_class, 20)
-        settings = KEY_SETTINGS.get(pretrained_model, KEY_SETTINGS['sbd'])
+        settings = dict(KEY_SETTINGS.get(pretrained_model, KEY_SETTINGS['sbd']))
+        given = {'anchor_scales': anchor_scales, 'min_drop_size': min_drop_size,
+                 'proposal_creator_params': proposal_creator_params}
+        settings.update({k: v for k, v in given.items() if v is not None})
         zero = initializers.Zero() if pretrained_model else None
         extractor = resnet101_extractor.ResNet101Extractor(initialW=zero)
         rpn = region_proposal_network.RegionProposalNetwork(
-            1024, 512, ratios, anchor_scales or settings['anchor_scales'], FEAT_STRIDE,
-            initialW=zero, proposal_creator_params=(proposal_creator_params
-                                                    or settings['proposal_creator_params']))
+            1024, 512, ratios, settings['anchor_scales'], FEAT_STRIDE, initialW=zero,
+            proposal_creator_params=settings['proposal_creator_params'])
         head = fcis_head.FCISResNet101Head(n_built + 1, roi_size, group_size, 1 / FEAT_STRIDE,
                                            iter2=iter2, initialW=zero)
         super().__init__(extractor, rpn, head, FCIS_MEAN, min_size=min_size,
                          max_size=max_size,
-                         min_drop_size=min_drop_size or settings['min_drop_size'])
+                         min_drop_size=settings['min_drop_size'])
         pretrained.load_pretrained(self, pretrained_model, n_fg_class, n_built, entry,
                                    self.reset_head, source=source)
 
