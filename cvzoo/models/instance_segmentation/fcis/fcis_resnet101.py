@@ -52,7 +52,8 @@ class FCISResNet101(fcis.FCIS):
         proposal_creator_params (dict or None): arguments of the RPN's ProposalCreator;
             None takes the key's (proposals down to 2 pixels for 'coco', else 16).
         min_drop_size (float or None): smallest candidate side kept in predict(); None
-            takes the key's (2 for 'coco', else 16).
+            takes the key's (2 for 'coco', as ChainerCV's 'coco_evaluate' preset, in both
+            presets here; ChainerCV's 'visualize' keeps 16; else 16).
         iter2 (bool): pool a second time at the RoIs moved by the head's offsets.
         source (str or None): names of a local file: 'cvzoo' (default) or 'chainercv'
             (y-first offset layers; the names alone cannot tell them apart).
