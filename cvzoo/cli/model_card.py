@@ -11,15 +11,23 @@ from cvzoo import models as zoo_api
 from cvzoo.models import weights_schema
 
 UNKNOWN = 'unknown'
-# Score.dataset -> (eval script, its --dataset argument); None: no local command.
-EVAL_COMMANDS = {
-    'imagenet_val': ('scripts/eval_imagenet.py', 'IMAGENET_VAL_DIR'),
-    'voc2007_test': ('scripts/eval_detection.py', 'voc07-test'),
-    'coco_val2017': ('scripts/eval_detection.py', 'coco-val2017'),
-    'voc2012_val': ('scripts/eval_semantic_segmentation.py', 'voc2012-val'),
-    'camvid_test': ('scripts/eval_semantic_segmentation.py', 'camvid-test'),
-    'cityscapes_val': ('scripts/eval_semantic_segmentation.py', 'cityscapes-val'),
-    'ade20k_val': ('scripts/eval_semantic_segmentation.py', 'ade20k-val'),
+# The evaluation script of each task, and the --dataset argument of each Score.dataset
+# (None: no local command).
+EVAL_SCRIPTS = {
+    'classification': 'scripts/eval_imagenet.py',
+    'detection': 'scripts/eval_detection.py',
+    'semantic_segmentation': 'scripts/eval_semantic_segmentation.py',
+    'instance_segmentation': 'scripts/eval_instance_segmentation.py',
+}
+EVAL_DATASETS = {
+    'imagenet_val': 'IMAGENET_VAL_DIR',
+    'voc2007_test': 'voc07-test',
+    'coco_val2017': 'coco-val2017',
+    'voc2012_val': 'voc2012-val',
+    'sbd_val': 'sbd-val',
+    'camvid_test': 'camvid-test',
+    'cityscapes_val': 'cityscapes-val',
+    'ade20k_val': 'ade20k-val',
     'coco_test_dev': None,  # scored by the COCO evaluation server only
     'coco_val2017_voc_labels': None,  # no loader of COCO with VOC's 20 labels yet
 }
@@ -35,11 +43,11 @@ def eval_command(model_name, key, score, task) -> str:
     if score.dataset == 'imagenet_val' and task != 'classification':
         return ('none here: the score is that of the ImageNet classifier these backbone '
                 'weights come from')
-    script = EVAL_COMMANDS.get(score.dataset)
-    if script is None:
+    dataset = EVAL_DATASETS.get(score.dataset)
+    if dataset is None:
         return f'none here: {score.dataset} has no local evaluation in cvzoo'
-    path, dataset = script
-    command = f'python {path} --model {model_name} --pretrained-model {key} --dataset {dataset}'
+    command = (f'python {EVAL_SCRIPTS[task]} --model {model_name} --pretrained-model {key} '
+               f'--dataset {dataset}')
     if score.metric == 'map_voc07':
         command += ' --use-07-metric'
     return command

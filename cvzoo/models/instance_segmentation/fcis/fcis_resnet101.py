@@ -129,9 +129,9 @@ def _entry(file_name, n_class, label_names, reported):
 
 FCISResNet101.weights = {
     'sbd': _entry('fcis_resnet101_sbd_trained_2018_06_22.npz', 20, voc_bbox_label_names,
-                  zoo.Score('map_voc07', 0.641, 'voc2012_val',
-                            'ChainerCV examples/fcis/README.md: SBD val (not VOC2012 val), '
-                            'mask mAP at IoU 0.5, 11-point VOC07 AP; 51.2 at IoU 0.7')),
+                  zoo.Score('map_voc07', 0.641, 'sbd_val',
+                            'ChainerCV examples/fcis/README.md: SBD val, mask mAP at IoU '
+                            '0.5, 11-point VOC07 AP; 51.2 at IoU 0.7')),
     'coco': _entry('fcis_resnet101_coco_trained_2019_01_30.npz', 80,
                    coco_instance_segmentation_label_names,
                    zoo.Score('mask_map_coco', 0.243, 'coco_val2017',
