@@ -1,1 +1,2 @@
-"""Instance segmentation models: ``masks, labels, scores = model.predict(imgs)`` (see DESIGN.md)."""
+"""Instance segmentation models: ``masks, labels, scores = model.predict(imgs)``
+(see DESIGN.md)."""

@@ -71,7 +71,8 @@ def test_paste_on_the_device(device, mask_reference):
     on_device = backend.to_device(prob, device)
     masks = mask_paste.paste_masks(on_device, backend.to_device(bbox, device), size)
     assert backend.get_device_from_array(masks) == backend.get_device(device)
-    numpy.testing.assert_array_equal(backend.to_numpy(masks), mask_reference.paste(prob, bbox, size))
+    numpy.testing.assert_array_equal(backend.to_numpy(masks),
+                                     mask_reference.paste(prob, bbox, size))
 
 
 @pytest.mark.parametrize('prob_shape, bbox_shape, size, match', [

@@ -19,6 +19,7 @@ import sys
 import numpy
 import pytest
 
+from cvzoo import errors
 from cvzoo.core import config
 from cvzoo.datasets.coco.coco_label_names import coco_category_id_to_label
 from cvzoo.models.instance_segmentation.mask_rcnn import torchvision_mask_rcnn
@@ -133,7 +134,7 @@ def test_same_instances_as_torchvision(torchvision, stand_in_roi_align, tmp_path
     assert n_partial > 0, 'every mask is empty or covers half the image or more'
 
 
-def test_torchvision_names_convert(torchvision, tmp_path):
+def test_torchvision_names_convert(torchvision):
     torch.manual_seed(1)
     reference = torchvision.models.detection.maskrcnn_resnet50_fpn(
         weights=None, weights_backbone=None, num_classes=91)
@@ -141,20 +142,21 @@ def test_torchvision_names_convert(torchvision, tmp_path):
     model = torchvision_mask_rcnn.MaskRCNNResNet50FPN(n_fg_class=80, min_size=64,
                                                      max_size=96)
     # the names of the published file (torchvision before 0.13: mask_fcn{i})
-    old = {key.replace(f'mask_head.{i}.0.', f'mask_head.mask_fcn{i + 1}.'): value
-           for key, value in state.items() for i in [0]}
-    for i in range(1, 4):
+    old = dict(state)
+    for i in range(4):
         old = {key.replace(f'mask_head.{i}.0.', f'mask_head.mask_fcn{i + 1}.'): value
                for key, value in old.items()}
+    assert 'roi_heads.mask_head.mask_fcn4.weight' in old
+    logits = state['roi_heads.mask_predictor.mask_fcn_logits.bias']
     for raw in (state, old):
         arrays = model.convert_weights(raw, 'torchvision')
         assert int(arrays['n_unused_class']) == 10
-        numpy.testing.assert_array_equal(
-            arrays['mask_head/conv3/conv/W'],
-            state['roi_heads.mask_head.2.0.weight'])
-        # cvzoo's label 0 (person) is COCO id 1, the row after the background
-        numpy.testing.assert_array_equal(arrays['mask_head/seg/b'][:2],
-                                         state['roi_heads.mask_predictor.mask_fcn_logits.bias'][:2])
-    with pytest.raises(Exception, match='roi_heads.mask_head.extra.weight'):
+        numpy.testing.assert_array_equal(arrays['mask_head/conv3/conv/W'],
+                                         state['roi_heads.mask_head.2.0.weight'])
+        # cvzoo's class row label + 1 holds COCO category id's row (e.g. stop sign, id 13)
+        for category, label in coco_category_id_to_label.items():
+            assert arrays['mask_head/seg/b'][label + 1] == logits[category]
+        assert arrays['mask_head/seg/b'][0] == logits[0]
+    with pytest.raises(errors.WeightLoadError, match='roi_heads.mask_head.extra.weight'):
         model.convert_weights({**state, 'roi_heads.mask_head.extra.weight': state[
             'roi_heads.mask_head.0.0.weight']}, 'torchvision')
