@@ -48,16 +48,20 @@ def uncompressed_rle(mask):
             'counts': numpy.diff(numpy.r_[0, edges, mask.size]).tolist()}
 
 
-def make_image(rng, size, max_objects=3):
+def make_image(rng, size, max_objects=3, overlap=True):
     """One (size, size, 3) uint8 image and its objects as (name, mask, outline), the
-    masks without the parts later shapes hide."""
+    masks without the parts later shapes hide; without ``overlap``, a shape whose box
+    would touch an earlier one's is not drawn."""
     background = rng.randint(0, 256, 3)
     noise = rng.normal(0, rng.uniform(0, 15), (size, size, 3))
     pixels = numpy.clip(background + noise, 0, 255)
-    objects = []
+    objects, taken = [], numpy.zeros((size, size), bool)
     for _ in range(rng.randint(1, max_objects + 1)):
         side = int(rng.uniform(0.25, 0.55) * size)
         x0, y0 = (int(v) for v in rng.randint(0, size - side, 2))
+        if not overlap and taken[y0:y0 + side, x0:x0 + side].any():
+            continue
+        taken[y0:y0 + side, x0:x0 + side] = True
         name = LABEL_NAMES[rng.randint(len(LABEL_NAMES))]
         outline = _outline(name, x0, y0, side)
         mask = _shape_mask(name, outline, size)
@@ -81,11 +85,13 @@ def _annotation(ann_id, image_id, name, mask, outline, covered):
             'iscrowd': 0}
 
 
-def write_coco_shapes(out, split, n_image, size=128, seed=0, n_unannotated=0):
+def write_coco_shapes(out, split, n_image, size=128, seed=0, n_unannotated=0,
+                      overlap=True):
     """Write ``out/annotations/instances_<split>.json`` and ``out/<split>/*.png``.
 
     ``n_unannotated`` more images follow the shapes, as exports keep them: the first
-    holds only a crowd region (``iscrowd`` 1), the others no annotation.
+    holds only a crowd region (``iscrowd`` 1), the others no annotation. ``overlap``:
+    see :func:`make_image`.
 
     Returns:
         pathlib.Path: the json.
@@ -96,7 +102,7 @@ def write_coco_shapes(out, split, n_image, size=128, seed=0, n_unannotated=0):
     rng = numpy.random.RandomState(seed)
     images, annotations = [], []
     for image_id in range(1, n_image + 1):
-        pixels, objects = make_image(rng, size)
+        pixels, objects = make_image(rng, size, overlap=overlap)
         file_name = f'{image_id:05d}.png'
         Image.fromarray(pixels).save(out / split / file_name)
         images.append({'id': image_id, 'file_name': file_name, 'height': size,
