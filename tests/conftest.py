@@ -10,7 +10,7 @@ import pytest
 SHARED_DATA = pathlib.Path(__file__).resolve().parents[1].parent / 'shared' / 'data'
 
 # run in the ChainerCV environment, never imported here (also not by --doctest-modules)
-collect_ignore = ['models/chainercv_reference_prelude.py']
+collect_ignore = ['helpers/chainercv_reference_prelude.py']
 
 
 @pytest.fixture

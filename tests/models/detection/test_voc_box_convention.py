@@ -30,8 +30,6 @@ training data, loading an entry sets it, and predict() converts inclusive boxes.
 """
 
 import dataclasses
-import importlib.util
-import pathlib
 import xml.etree.ElementTree as ElementTree
 
 import numpy
@@ -45,12 +43,8 @@ from cvzoo.models.detection import detector
 from cvzoo.models.detection.faster_rcnn import faster_rcnn_vgg
 from cvzoo.models.detection.ssd import ssd
 from cvzoo.models.detection.yolo import yolo_v3
+from tests.helpers import chainercv_reference_tools as tools
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_chainercv_reference_tools',
-    pathlib.Path(__file__).resolve().parents[1] / 'chainercv_reference_tools.py')
-tools = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tools)
 
 # (H, W) of the images: small, as a one-pixel shift must matter (SSD resizes to 300).
 IMAGE_SIZES = ((60, 80), (72, 64), (56, 90))

@@ -14,19 +14,13 @@ in a different summation order grows to 1.1e-4 of the range in ResNet-152's res4
 instead of 2e-5 changes res4 of ResNet-50 twenty-fold).
 """
 
-import importlib.util
-import pathlib
 
 import numpy
 import pytest
 
 from cvzoo.models.classification.resnet import resnet
+from tests.helpers import chainercv_reference_tools as tools
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_chainercv_reference_tools',
-    pathlib.Path(__file__).resolve().parents[2] / 'chainercv_reference_tools.py')
-tools = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tools)
 
 pytestmark = pytest.mark.reference
 

@@ -9,19 +9,13 @@ Tolerances as in the ResNet test: 1e-4 of the range for the 50-layer models, 5e-
 the deeper ones (float32 rounding through batch norms near eps).
 """
 
-import importlib.util
-import pathlib
 
 import numpy
 import pytest
 
 from cvzoo.models.classification.senet import se_resnet, se_resnext
+from tests.helpers import chainercv_reference_tools as tools
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_chainercv_reference_tools',
-    pathlib.Path(__file__).resolve().parents[2] / 'chainercv_reference_tools.py')
-tools = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tools)
 
 pytestmark = pytest.mark.reference
 

@@ -8,19 +8,13 @@ evaluation) or 200 of 208, where ChainerCV's ``cover_all`` poolings (25 -> 13 ->
 poolings that drop the odd row (25 -> 12 -> 6) part ways. The file is 528 MB: slow.
 """
 
-import importlib.util
-import pathlib
 
 import numpy
 import pytest
 
 from cvzoo.models.classification.vgg import vgg16
+from tests.helpers import chainercv_reference_tools as tools
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_chainercv_reference_tools',
-    pathlib.Path(__file__).resolve().parents[2] / 'chainercv_reference_tools.py')
-tools = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tools)
 
 pytestmark = [pytest.mark.reference, pytest.mark.slow]
 

@@ -10,7 +10,7 @@ mismatch can be located.
 Both run with a smaller resize (``min_size``/``max_size``, which both constructors
 take) to stay affordable; ChainerCV's random VGG16 (Normal(0.01)) kills every
 activation, so its ``vgg_initialW`` is He's (scaled 0.8) instead; the FPN ResNets' batch
-norms are calibrated (tests/models/chainercv_reference_prelude.py) and both RPNs keep 50
+norms are calibrated (tests/helpers/chainercv_reference_prelude.py) and both RPNs keep 50
 RoIs per level and image instead of 1000. One ChainerCV forward pass of VGG16 takes
 10-20 s here, so these tests are slow.
 
@@ -21,8 +21,6 @@ undefined. Nearby RoIs that max-pool the same feature bins score exactly alike, 
 model here keeps 40 RoIs per image and few candidates per class.
 """
 
-import importlib.util
-import pathlib
 
 import numpy
 import pytest
@@ -31,12 +29,8 @@ from cvzoo.core import config
 from cvzoo.models.detection import box_coding
 from cvzoo.models.detection.faster_rcnn import faster_rcnn_vgg
 from cvzoo.models.detection.faster_rcnn.fpn import faster_rcnn_fpn_resnet as fpn_resnet
+from tests.helpers import chainercv_reference_tools as tools
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_chainercv_reference_tools',
-    pathlib.Path(__file__).resolve().parents[2] / 'chainercv_reference_tools.py')
-tools = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tools)
 
 pytestmark = [pytest.mark.reference, pytest.mark.slow]
 

@@ -12,19 +12,13 @@ One ChainerCV forward pass of SSD300 takes 10-30 s on this machine, so these tes
 slow.
 """
 
-import importlib.util
-import pathlib
 
 import numpy
 import pytest
 
 from cvzoo.models.detection.ssd import ssd
+from tests.helpers import chainercv_reference_tools as tools
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_chainercv_reference_tools',
-    pathlib.Path(__file__).resolve().parents[2] / 'chainercv_reference_tools.py')
-tools = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tools)
 
 pytestmark = [pytest.mark.reference, pytest.mark.slow]
 

@@ -20,8 +20,6 @@ transcription` checks cvzoo's YOLOv2Tiny against a NumPy transcription of Chaine
 YOLOv2 decoding (the same ``YOLOv2Base`` code decodes the tiny model in later ChainerCV).
 """
 
-import importlib.util
-import pathlib
 
 import numpy
 import pytest
@@ -30,12 +28,8 @@ from cvzoo.core import config
 from cvzoo.models.detection.yolo.resize_contain import contain_size, resize_contain
 from cvzoo.models.detection.yolo.yolo_v2 import YOLOv2, YOLOv2Tiny
 from cvzoo.models.detection.yolo.yolo_v3 import YOLOv3
+from tests.helpers import chainercv_reference_tools as tools
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_chainercv_reference_tools',
-    pathlib.Path(__file__).resolve().parents[2] / 'chainercv_reference_tools.py')
-tools = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tools)
 
 INSIZE = 160
 SCRIPT = '''

@@ -1,7 +1,7 @@
 """FCISResNet101 with ChainerCV's weights gives ChainerCV's outputs (ChainerCV 0.13.1).
 
 ChainerCV builds FCISResNet101 for SBD's 20 classes with seeded random weights, made
-informative (batch norms calibrated on noise, tests/models/chainercv_reference_prelude.py;
+informative (batch norms calibrated on noise, tests/helpers/chainercv_reference_prelude.py;
 RPN and head outputs scaled to a useful spread, class biases apart), predicts two images
 with the 'evaluate' preset while recording the network's outputs, and saves the model
 with ``chainer.serializers.save_npz`` under the 'sbd' entry's file name. cvzoo loads that
@@ -21,20 +21,14 @@ ChainerCV's CPU position-sensitive pooling loops in Python over every output val
 both run small (shorter side 128, 8 RoIs per pass) and the test is slow.
 """
 
-import importlib.util
-import pathlib
 
 import numpy
 import pytest
 
 from cvzoo.core import config
 from cvzoo.models.instance_segmentation.fcis import fcis_resnet101
+from tests.helpers import chainercv_reference_tools as tools
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_chainercv_reference_tools',
-    pathlib.Path(__file__).resolve().parents[2] / 'chainercv_reference_tools.py')
-tools = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tools)
 
 pytestmark = [pytest.mark.reference, pytest.mark.slow]
 

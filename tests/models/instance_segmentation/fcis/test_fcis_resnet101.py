@@ -1,7 +1,5 @@
 """FCISResNet101: layers, weights in ChainerCV's layout through the zoo keys, predict()."""
 
-import importlib.util
-import pathlib
 
 import numpy
 import pytest
@@ -12,12 +10,8 @@ from cvzoo.models import list_models
 from cvzoo.models.detection import box_coding
 from cvzoo.models.instance_segmentation.fcis import fcis_head, fcis_resnet101
 from cvzoo.testing import model_checks
+from tests.helpers import chainercv_reference_tools as tools
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_chainercv_reference_tools',
-    pathlib.Path(__file__).resolve().parents[2] / 'chainercv_reference_tools.py')
-tools = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tools)
 
 SMALL = {'min_size': 64, 'max_size': 96}
 

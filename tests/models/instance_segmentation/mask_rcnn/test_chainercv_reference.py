@@ -2,7 +2,7 @@
 
 ChainerCV builds MaskRCNNFPNResNet50 for the entry's 80 classes with seeded random
 weights (batch norms calibrated, class and mask logits scaled to a few units; see
-tests/models/chainercv_reference_prelude.py), saves it with
+tests/helpers/chainercv_reference_prelude.py), saves it with
 ``chainer.serializers.save_npz`` under the entry's file name and predicts two images with
 both presets; cvzoo loads the file through its zoo key from a weights mirror, as a
 download, and predicts the same images. The prepared input, the RPN's RoIs, the box
@@ -18,8 +18,6 @@ second). This environment has no OpenCV, which ChainerCV's mask pasting asks for
 script gives ``mask_utils`` OpenCV's INTER_LINEAR written in NumPy instead.
 """
 
-import importlib.util
-import pathlib
 
 import numpy
 import pytest
@@ -27,12 +25,8 @@ import pytest
 from cvzoo.core import config
 from cvzoo.models.detection import box_coding
 from cvzoo.models.instance_segmentation.mask_rcnn import mask_rcnn_fpn_resnet
+from tests.helpers import chainercv_reference_tools as tools
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_chainercv_reference_tools',
-    pathlib.Path(__file__).resolve().parents[2] / 'chainercv_reference_tools.py')
-tools = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tools)
 
 pytestmark = [pytest.mark.reference, pytest.mark.slow]
 

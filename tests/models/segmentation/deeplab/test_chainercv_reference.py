@@ -17,19 +17,13 @@ itself. Tolerances as in the PSPNet test: logits 1e-4 of their range, probabilit
 probabilities are that close.
 """
 
-import importlib.util
-import pathlib
 
 import numpy
 import pytest
 
 from cvzoo.models.segmentation.deeplab import deeplab_v3_plus
+from tests.helpers import chainercv_reference_tools as tools
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_chainercv_reference_tools',
-    pathlib.Path(__file__).resolve().parents[2] / 'chainercv_reference_tools.py')
-tools = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tools)
 
 pytestmark = pytest.mark.reference
 

@@ -18,19 +18,13 @@ logits (ResNet-50: about 7e-4, measured 1.6e-4), and a label may flip only where
 best probabilities are closer than that.
 """
 
-import importlib.util
-import pathlib
 
 import numpy
 import pytest
 
 from cvzoo.models.segmentation.pspnet import pspnet
+from tests.helpers import chainercv_reference_tools as tools
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_chainercv_reference_tools',
-    pathlib.Path(__file__).resolve().parents[2] / 'chainercv_reference_tools.py')
-tools = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tools)
 
 pytestmark = pytest.mark.reference
 

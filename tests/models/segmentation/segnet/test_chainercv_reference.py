@@ -17,19 +17,13 @@ size the test therefore compares with ChainerCV's scores resized the OpenCV way
 CamVid's 360x480 needs no resize at all.
 """
 
-import importlib.util
-import pathlib
 
 import numpy
 import pytest
 
 from cvzoo.models.segmentation.segnet import segnet_basic
+from tests.helpers import chainercv_reference_tools as tools
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_chainercv_reference_tools',
-    pathlib.Path(__file__).resolve().parents[2] / 'chainercv_reference_tools.py')
-tools = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tools)
 
 pytestmark = pytest.mark.reference
 

@@ -1,4 +1,4 @@
-"""Helpers of the ChainerCV reference tests (cvzoo side), loaded by path by each test.
+"""Helpers of the ChainerCV reference tests (cvzoo side).
 
 A reference test builds a ChainerCV model with seeded random weights in the ChainerCV
 environment (the ``chainercv_reference`` fixture), saves it with

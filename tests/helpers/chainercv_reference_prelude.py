@@ -1,6 +1,6 @@
 """Code run in the ChainerCV environment before each reference script (not in cvzoo's).
 
-tests/models/chainercv_reference_tools.py prepends this file to the scripts it hands to
+tests/helpers/chainercv_reference_tools.py prepends this file to the scripts it hands to
 the ``chainercv_reference`` fixture. It gives a randomly initialised ChainerCV model
 weights whose outputs are informative: every activation stays in a sane range and the
 logits spread over several units, so that a wrong mean, pooling or eps shows up in the
