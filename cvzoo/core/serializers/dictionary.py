@@ -17,6 +17,20 @@ def _is_scalar(value):
     return isinstance(value, (bool, int, float, numpy.generic))
 
 
+def state_arrays(link):
+    """``link``'s parameters and persistent arrays, {path without the leading '/': NumPy}.
+
+    Device arrays are copied to the host.
+
+    >>> import cvzoo.core.links as L
+    >>> sorted(state_arrays(L.Linear(2, 3)))
+    ['W', 'b']
+    """
+    own = DictionarySerializer()
+    link.serialize(own)
+    return {key.removeprefix('/'): value for key, value in own.target.items()}
+
+
 class DictionarySerializer(serializer_module.Serializer):
     """Collect an object's state into ``target``, a dict {path: NumPy array}.
 

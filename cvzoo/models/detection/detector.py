@@ -36,12 +36,12 @@ import typing
 import numpy
 
 from cvzoo.core import backend, config
-from cvzoo.models import network_runtime
+from cvzoo.models import network_runtime, threshold_presets
 from cvzoo.utils import image as image_utils
 from cvzoo.utils import nms
 
 
-class Detector:
+class Detector(threshold_presets.ThresholdPresets):
     """Mixin with predict(), use_preset() and the post-processing; see the module docstring.
 
     Class attributes a subclass sets:
@@ -71,17 +71,6 @@ class Detector:
     later_candidate_wins_ties = False
     score_thresh = 0.7
     nms_thresh = 0.45
-
-    def use_preset(self, preset):
-        """Set ``score_thresh`` and ``nms_thresh`` for 'visualize' or 'evaluate'.
-
-        Raises:
-            ValueError: an unknown preset name.
-        """
-        if preset not in self.presets:
-            raise ValueError(f'preset: expected one of {sorted(self.presets)}, got {preset!r}')
-        self.score_thresh = self.presets[preset]['score_thresh']
-        self.nms_thresh = self.presets[preset]['nms_thresh']
 
     def prepare(self, img):
         """Preprocess one (3, H, W) float32 image for the network (subclass hook)."""

@@ -25,6 +25,7 @@ import typing
 import numpy
 
 from cvzoo.core import backend, config
+from cvzoo.models import threshold_presets
 from cvzoo.models.instance_segmentation import mask_paste
 from cvzoo.utils import image as image_utils
 
@@ -32,7 +33,7 @@ INSTANCE_SEGMENTATION_PRESETS = {'visualize': {'score_thresh': 0.7, 'nms_thresh'
                                  'evaluate': {'score_thresh': 0.05, 'nms_thresh': 0.5}}
 
 
-class InstanceSegmenter:
+class InstanceSegmenter(threshold_presets.ThresholdPresets):
     """Mixin with predict() and use_preset(); see the module docstring.
 
     Class attributes a subclass sets:
@@ -43,17 +44,6 @@ class InstanceSegmenter:
     presets: typing.ClassVar[dict] = INSTANCE_SEGMENTATION_PRESETS
     score_thresh = 0.7
     nms_thresh = 0.5
-
-    def use_preset(self, preset):
-        """Set ``score_thresh`` and ``nms_thresh`` for 'visualize' or 'evaluate'.
-
-        Raises:
-            ValueError: an unknown preset name.
-        """
-        if preset not in self.presets:
-            raise ValueError(f'preset: expected one of {sorted(self.presets)}, got {preset!r}')
-        self.score_thresh = self.presets[preset]['score_thresh']
-        self.nms_thresh = self.presets[preset]['nms_thresh']
 
     def prepare(self, img):
         """Preprocess one (3, H, W) float32 image for the network (subclass hook)."""

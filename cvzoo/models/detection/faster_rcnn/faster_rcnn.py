@@ -171,11 +171,8 @@ class FasterRCNN(L.Chain, detector.Detector):
         self.head.to_device(self.device)
         self.label_names = None
 
-    def state_arrays(self):
-        """This model's parameters and persistent arrays, {path without '/': NumPy}."""
-        own = dictionary.DictionarySerializer()
-        self.serialize(own)
-        return {key.removeprefix('/'): value for key, value in own.target.items()}
+    # this model's parameters and persistent arrays, {path without '/': NumPy}
+    state_arrays = dictionary.state_arrays
 
 
 def _pad_per_image(xp, roi_indices, n_image, bbox, prob):

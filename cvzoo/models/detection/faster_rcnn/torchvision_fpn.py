@@ -223,9 +223,7 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
                 the file lacks (all named).
         """
         if source in ('torchvision', 'torch'):
-            own = dictionary.DictionarySerializer()
-            self.serialize(own)
-            expected = {key.removeprefix('/') for key in own.target} - {'n_unused_class'}
+            expected = set(dictionary.state_arrays(self)) - {'n_unused_class'}
             arrays, n_unused_class = torchvision_names.convert_torchvision(raw, expected,
                                                                            source)
             arrays['n_unused_class'] = numpy.asarray(n_unused_class)

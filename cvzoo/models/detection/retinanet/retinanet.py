@@ -202,9 +202,7 @@ class RetinaNetResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPND
             cvzoo.errors.WeightLoadError: file keys with no counterpart (all named).
         """
         if source in ('torchvision', 'torch'):
-            own = dictionary.DictionarySerializer()
-            self.serialize(own)
-            expected = {key.removeprefix('/') for key in own.target}
+            expected = set(dictionary.state_arrays(self))
             return name_mapping.convert_torchvision(raw, self.head.n_anchor, source, expected)
         if source == 'cvzoo':
             return {key.removeprefix('/'): value for key, value in raw.items()}

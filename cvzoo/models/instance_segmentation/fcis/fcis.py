@@ -154,8 +154,5 @@ class FCIS(L.Chain, instance_segmenter.InstanceSegmenter):
         self.head.to_device(self.device)
         self.label_names = None
 
-    def state_arrays(self):
-        """This model's parameters and persistent arrays, {path without '/': NumPy}."""
-        own = dictionary.DictionarySerializer()
-        self.serialize(own)
-        return {key.removeprefix('/'): value for key, value in own.target.items()}
+    # this model's parameters and persistent arrays, {path without '/': NumPy}
+    state_arrays = dictionary.state_arrays

@@ -122,9 +122,7 @@ class MaskRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
         """
         if source not in ('torchvision', 'torch'):
             return super().convert_weights(raw, source)
-        own = dictionary.DictionarySerializer()
-        self.serialize(own)
-        expected = {key.removeprefix('/') for key in own.target} - {'n_unused_class'}
+        expected = set(dictionary.state_arrays(self)) - {'n_unused_class'}
         mask_raw = {key: value for key, value in raw.items() if key.startswith(_MASK_PREFIXES)}
         box_raw = {key: value for key, value in raw.items() if key not in mask_raw}
         box_expected = {key for key in expected if not key.startswith('mask_head/')}

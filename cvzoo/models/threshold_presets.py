@@ -1,0 +1,25 @@
+"""use_preset(): the named thresholds of models that score and suppress what they find."""
+
+
+class ThresholdPresets:
+    """Mixin of detectors and instance segmenters: ``use_preset(name)``.
+
+    A subclass sets ``presets``: preset name -> {'score_thresh': float, 'nms_thresh':
+    float}, with at least 'visualize' (few, confident results) and 'evaluate' (every
+    candidate a metric may count), as ChainerCV's models do.
+    """
+
+    presets = {}
+    score_thresh = 0.7
+    nms_thresh = 0.45
+
+    def use_preset(self, preset):
+        """Set ``score_thresh`` and ``nms_thresh`` for 'visualize' or 'evaluate'.
+
+        Raises:
+            ValueError: an unknown preset name.
+        """
+        if preset not in self.presets:
+            raise ValueError(f'preset: expected one of {sorted(self.presets)}, got {preset!r}')
+        self.score_thresh = self.presets[preset]['score_thresh']
+        self.nms_thresh = self.presets[preset]['nms_thresh']
