@@ -149,3 +149,13 @@ def test_every_exported_function_module_has_a_test_file(family, module):
     tests = ROOT / 'tests' / 'core' / 'functions' / family
     candidates = [tests / f'test_{module}.py'] + list(tests.glob(f'test_{module}*.py'))
     assert any(c.exists() for c in candidates), f'no tests/core/functions/{family}/test_{module}.py'
+
+
+def test_tests_import_their_helpers():
+    """Test helpers are modules of tests.helpers, imported normally; only
+    tests/helpers/scripts.py loads files by path (scripts and bench programs)."""
+    loaders = sorted(str(path.relative_to(ROOT)) for path in (ROOT / 'tests').rglob('*.py')
+                     if 'spec_from_file_location' in path.read_text()
+                     and path != ROOT / 'tests' / 'helpers' / 'scripts.py'
+                     and path != pathlib.Path(__file__).resolve())
+    assert not loaders, f'load helpers through tests.helpers instead: {loaders}'

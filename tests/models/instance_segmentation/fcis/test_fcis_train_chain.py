@@ -1,19 +1,13 @@
 """FCISTrainChain: mask targets against a per-RoI reference; the losses of one step."""
 
-import importlib.util
-import pathlib
-
 import numpy
 import pytest
 
 from cvzoo.core import backend
 from cvzoo.core.training import reporter as reporter_module
 from cvzoo.models.instance_segmentation.fcis import fcis_resnet101, fcis_train_chain
+from tests.helpers import opencv_resize
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_fcis_mask_voting', pathlib.Path(__file__).with_name('test_mask_voting.py'))
-_voting = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_voting)
 
 
 def test_mask_targets_equal_a_cut_and_resize_per_roi(rng):
@@ -26,7 +20,7 @@ def test_mask_targets_equal_a_cut_and_resize_per_roi(rng):
     for roi, i, target in zip(rois, index, got):
         x0, y0, x1, y1 = numpy.round(roi).astype(int)
         cut = gt[i, y0:y1, x0:x1].astype(numpy.float32)
-        numpy.testing.assert_array_equal(target, _voting._resize(cut, 7, 7) >= 0.4)
+        numpy.testing.assert_array_equal(target, opencv_resize.resize(cut, 7, 7) >= 0.4)
 
 
 @pytest.fixture(scope='module')

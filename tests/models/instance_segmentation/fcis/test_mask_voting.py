@@ -1,37 +1,11 @@
 """mask_voting against ChainerCV's algorithm written out one instance and pixel at a time."""
 
-import math
-
 import numpy
 import pytest
 
 from cvzoo.core import backend
 from cvzoo.models.instance_segmentation.fcis import mask_voting
-
-
-def _taps(n_in, n_out):
-    """OpenCV's bilinear taps (first, second, weight of second) of each output cell."""
-    taps = []
-    for d in range(n_out):
-        s = (d + 0.5) * n_in / n_out - 0.5
-        first = math.floor(s)
-        frac = s - first
-        if first < 0:
-            first, frac = 0, 0.0
-        if first >= n_in - 1:
-            first, frac = n_in - 1, 0.0
-        taps.append((first, min(first + 1, n_in - 1), frac))
-    return taps
-
-
-def _resize(a, out_h, out_w):
-    out = numpy.zeros((out_h, out_w), numpy.float32)
-    for y, (y0, y1, fy) in enumerate(_taps(a.shape[0], out_h)):
-        for x, (x0, x1, fx) in enumerate(_taps(a.shape[1], out_w)):
-            top = (1 - fx) * a[y0, x0] + fx * a[y0, x1]
-            bottom = (1 - fx) * a[y1, x0] + fx * a[y1, x1]
-            out[y, x] = (1 - fy) * top + fy * bottom
-    return out
+from tests.helpers import opencv_resize
 
 
 def _iou(a, b):
@@ -69,14 +43,14 @@ def _reference(seg_prob, bbox, cls_prob, size, score_thresh, nms_thresh, merge_t
         for j, w in zip(voters, weight):
             x0, y0, x1, y1 = numpy.round(bbox[j]).astype(int)
             if y1 - y0 > 0 and x1 - x0 > 0:
-                votes[y0:y1, x0:x1] += (_resize(seg_prob[j], y1 - y0, x1 - x0)
+                votes[y0:y1, x0:x1] += (opencv_resize.resize(seg_prob[j], y1 - y0, x1 - x0)
                                         >= binary_thresh) * w
         ys, xs = numpy.nonzero(votes >= binary_thresh)
         if len(ys) == 0:
             continue
         box = numpy.array([xs.min(), ys.min(), xs.max() + 1, ys.max() + 1])
         crop = votes[box[1]:box[3], box[0]:box[2]]
-        prob = numpy.clip(_resize(crop, *seg_prob.shape[1:]), 0, 1)
+        prob = numpy.clip(opencv_resize.resize(crop, *seg_prob.shape[1:]), 0, 1)
         results.append((score, label, box, prob))
     results.sort(key=lambda r: -r[0])
     return results

@@ -9,11 +9,10 @@ bn_eps 1e-5). Both segment two images of different sizes. torchvision's detectio
 its ten 'N/A' classes are left out (cvzoo never returns them), the rest pair one to one
 with cvzoo's: same label, score within 1e-4, box within 1e-2 pixels, mask IoU >= 0.99
 (torchvision's mask probabilities thresholded at >= 0.5). torchvision's RoIAlign is the
-plain-torch stand-in of that test (its compiled op cannot load beside CPU torch).
+plain-torch one of tests/helpers/torch_roi_align.py (its compiled op cannot load beside
+CPU torch).
 """
 
-import importlib.util
-import pathlib
 import sys
 
 import numpy
@@ -25,14 +24,9 @@ from cvzoo.datasets.coco.coco_label_names import coco_category_id_to_label
 from cvzoo.models.instance_segmentation.mask_rcnn import torchvision_mask_rcnn
 
 torch = pytest.importorskip('torch')
+from tests.helpers import torch_roi_align  # noqa: E402 - needs torch
 pytestmark = pytest.mark.reference
 
-_spec = importlib.util.spec_from_file_location(
-    'cvzoo_tests_torchvision_fpn_reference',
-    pathlib.Path(__file__).resolve().parents[2] / 'detection' / 'faster_rcnn'
-    / 'test_torchvision_fpn_reference.py')
-faster_rcnn_reference = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(faster_rcnn_reference)
 
 SIZES = ((100, 150), (90, 70))
 MIN_SIZE, MAX_SIZE, N_PROPOSAL = 64, 96, 100
@@ -42,7 +36,7 @@ MIN_SIZE, MAX_SIZE, N_PROPOSAL = 64, 96, 100
 def stand_in_roi_align(torchvision, monkeypatch):
     """torchvision's MultiScaleRoIAlign (box and mask heads) calls the plain-torch one."""
     monkeypatch.setattr(sys.modules['torchvision.ops.poolers'], 'roi_align',
-                        faster_rcnn_reference.roi_align)
+                        torch_roi_align.roi_align)
 
 
 def _torchvision_model(torchvision, imgs):
