@@ -109,7 +109,11 @@ class Detector(threshold_presets.ThresholdPresets):
         Raises:
             cvzoo.errors.UsageError: ``runtime`` is unknown or cannot run this model.
 
-        >>> # bboxes, labels, scores = model.predict([read_image('dog.jpg')])
+        >>> from cvzoo.models import embedded, get_model
+        >>> model = get_model('yolo_fastest_xl', pretrained_model='voc')  # shipped: offline
+        >>> bboxes, labels, scores = model.predict([embedded.sample_image_path()])
+        >>> [model.label_names[i] for i in labels[0][:3]]
+        ['car', 'bicycle', 'dog']
         """
         network_runtime.check_runtime(runtime, self)
         imgs = [image_utils.as_chw_image(img) for img in imgs]
