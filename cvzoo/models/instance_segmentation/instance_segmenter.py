@@ -78,7 +78,10 @@ class InstanceSegmenter(threshold_presets.ThresholdPresets):
             labels  (R,) int32      class ids in [0, n_fg_class)
             scores  (R,) float32    confidences, decreasing
 
-        >>> # masks, labels, scores = model.predict([read_image('dog.jpg')])
+        For example (``get_model('mask_rcnn_fpn_resnet50', pretrained_model='coco')``
+        downloads its weights)::
+
+            masks, labels, scores = model.predict([read_image('dog.jpg')])
         """
         if not isinstance(batchsize, int) or batchsize < 1:
             raise ValueError(f'batchsize: expected an int >= 1, got {batchsize!r}')

@@ -60,7 +60,9 @@ class FCISResNet101(fcis.FCIS):
 
     Differences from ChainerCV: see :mod:`~cvzoo.models.instance_segmentation.fcis.fcis`.
 
-    >>> # model = FCISResNet101(pretrained_model='sbd')
+    For example (the weights are downloaded)::
+
+        model = FCISResNet101(pretrained_model='sbd')
     """
 
     def __init__(self, n_fg_class=None, pretrained_model=None, *, min_size=600,

@@ -74,7 +74,9 @@ class FCISTrainChain(L.Chain):
         anchor_target_creator, proposal_target_creator: the samplers.
         binary_thresh (float): of the mask targets.
 
-    >>> # loss = FCISTrainChain(model)(x, [bbox], [label], [mask], [scale])
+    For example::
+
+        loss = FCISTrainChain(model)(x, [bbox], [label], [mask], [scale])
     """
 
     def __init__(self, fcis, rpn_sigma=3.0, roi_sigma=1.0, *, anchor_target_creator=None,

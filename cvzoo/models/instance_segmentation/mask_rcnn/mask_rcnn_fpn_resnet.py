@@ -77,8 +77,10 @@ class MaskRCNNFPNResNet50(MaskRCNNFPNResNet):
     ChainerCV; mask mmAP 34.2 on val2017), ``'imagenet'`` (ResNet-50 'he' backbone).
     Other arguments as :class:`MaskRCNNFPNResNet`.
 
-    >>> # model = MaskRCNNFPNResNet50(pretrained_model='coco')
-    >>> # masks, labels, scores = model.predict([img])
+    For example (the weights are downloaded)::
+
+        model = MaskRCNNFPNResNet50(pretrained_model='coco')
+        masks, labels, scores = model.predict([img])
     """
 
     def __init__(self, n_fg_class=None, pretrained_model=None, **kwargs):

@@ -40,7 +40,9 @@ class MaskRCNNTrainChain(train_chain.FasterRCNNFPNTrainChain):
         anchor_target_creator, proposal_target_creator: the samplers (as
             FasterRCNNFPNTrainChain).
 
-    >>> # loss = MaskRCNNTrainChain(model)(x, bboxes, labels, masks, sizes)
+    For example::
+
+        loss = MaskRCNNTrainChain(model)(x, bboxes, labels, masks, sizes)
     """
 
     def forward(self, imgs, bboxes, labels, masks, sizes=None):

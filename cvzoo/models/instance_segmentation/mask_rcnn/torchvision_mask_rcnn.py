@@ -61,7 +61,9 @@ class MaskRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
         max_detections (int): instances kept per image (torchvision's
             ``box_detections_per_img``, 100).
 
-    >>> # masks, labels, scores = MaskRCNNResNet50FPN(pretrained_model='coco').predict([img])
+    For example (the weights are downloaded)::
+
+        masks, labels, scores = MaskRCNNResNet50FPN(pretrained_model='coco').predict([img])
     """
 
     # the instance segmenter's predict(); the box part's prepare() and pad_batch()
