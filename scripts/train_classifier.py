@@ -31,10 +31,7 @@ from cvzoo.core.training.extensions import (
 )
 from cvzoo.core.training.iterators import multiprocess_iterator, serial_iterator
 from cvzoo.core.training.updaters import standard_updater
-from cvzoo.datasets.image_folder.directory_parsing_label_dataset import (
-    DirectoryParsingLabelDataset,
-)
-from cvzoo.datasets.sub_dataset import split_dataset_random
+from cvzoo.datasets import registry
 from cvzoo.datasets.transform_dataset import TransformDataset
 from cvzoo.evaluators import ClassificationEvaluator
 from cvzoo.models import zoo
@@ -59,30 +56,6 @@ def parse_args(argv):
     parser.add_argument('--out', default='result')
     parser.add_argument('--resume', help='a snapshot to continue from')
     return parser.parse_args(argv)
-
-
-def load_digits(seed):
-    """scikit-learn's digits as (3, 8, 8) float32 images in [0, 255]; an 80/20 split."""
-    from sklearn.datasets import load_digits as sklearn_digits
-
-    digits = sklearn_digits()
-    imgs = numpy.repeat(digits.images[:, None] * (255.0 / 16.0), 3, axis=1).astype(numpy.float32)
-    labels = digits.target.astype(numpy.int32)
-    order = numpy.random.RandomState(seed).permutation(len(labels))
-    n_train = int(0.8 * len(labels))
-    split = [order[:n_train], order[n_train:]]
-    label_names = tuple(str(k) for k in range(10))
-    return [[(imgs[i], labels[i]) for i in part] for part in split] + [label_names]
-
-
-def load_datasets(args):
-    if args.dataset == 'digits':
-        return load_digits(args.seed)
-    dataset = DirectoryParsingLabelDataset(args.dataset)
-    if args.val_dataset:
-        return dataset, DirectoryParsingLabelDataset(args.val_dataset), dataset.label_names
-    train, val = split_dataset_random(dataset, int(0.8 * len(dataset)), seed=args.seed)
-    return train, val, dataset.label_names
 
 
 def _prepared(model, example):
@@ -128,7 +101,8 @@ def main(argv=None):
     comm = make_communicator(args)
     size, rank = (comm.size, comm.rank) if comm else (1, 0)
     numpy.random.seed(args.seed + rank)
-    train, val, label_names = load_datasets(args)
+    train, val, label_names = registry.load_classification_training_splits(
+        args.dataset, args.val_dataset, args.seed)
     model = build_model(args, len(label_names))
     train = TransformDataset(train, functools.partial(_prepared, model))
     if comm is not None:

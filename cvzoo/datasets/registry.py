@@ -39,6 +39,12 @@ Classification (:func:`load_classification_dataset`): a folder per class (ImageN
 validation layout with wnid folder names, or any class folders) or a text file of
 ``relative/path label`` lines.
 
+Classification training (:func:`load_classification_training_splits`):
+
+    digits          scikit-learn's 8x8 digits (1797 images, 10 classes), 80% / 20%
+    PATH            a folder per class; 80% / 20% at random, or all of it with a
+                    validation folder given
+
 >>> sorted(SEGMENTATION_SPLITS)
 ['ade20k-val', 'camvid-test', 'cityscapes-val', 'voc2012-val']
 >>> INSTANCE_SEGMENTATION_SPLITS
@@ -67,7 +73,7 @@ from cvzoo.datasets.image_folder.directory_parsing_label_dataset import (
 from cvzoo.datasets.image_folder.image_label_directory_dataset import ImageLabelDirectoryDataset
 from cvzoo.datasets.imagenet.imagenet_label_names import imagenet_wnids
 from cvzoo.datasets.sbd.sbd_instance_segmentation_dataset import SBDInstanceSegmentationDataset
-from cvzoo.datasets.sub_dataset import SubDataset
+from cvzoo.datasets.sub_dataset import SubDataset, split_dataset_random
 from cvzoo.datasets.transform_dataset import TransformDataset
 from cvzoo.datasets.voc.voc_bbox_dataset import VOCBboxDataset
 from cvzoo.datasets.voc.voc_detection_splits import voc_detection_splits
@@ -356,3 +362,38 @@ def load_classification_dataset(path):
         mapping = numpy.array([wnid_index[n] for n in dataset.label_names], numpy.int32)
         dataset.labels = mapping[dataset.labels]
     return dataset
+
+
+def load_classification_training_splits(name, val=None, seed=0):
+    """Resolve a classifier train script's ``--dataset`` (see the module docstring).
+
+    Args:
+        name (str): 'digits' or a folder per class.
+        val (str or None): a validation folder per class; None splits ``name`` 80 / 20
+            at random (``seed``).
+        seed (int): of the random split.
+
+    Returns:
+        tuple: the training and validation sets (``img, label``) and the label names.
+    """
+    if name == 'digits':
+        return _digits(seed)
+    dataset = DirectoryParsingLabelDataset(name)
+    if val:
+        return dataset, DirectoryParsingLabelDataset(val), dataset.label_names
+    train, held_out = split_dataset_random(dataset, int(0.8 * len(dataset)), seed=seed)
+    return train, held_out, dataset.label_names
+
+
+def _digits(seed):
+    """scikit-learn's digits as (3, 8, 8) float32 images in [0, 255]; an 80/20 split."""
+    from sklearn.datasets import load_digits
+
+    digits = load_digits()
+    imgs = numpy.repeat(digits.images[:, None] * (255.0 / 16.0), 3, axis=1).astype(numpy.float32)
+    labels = digits.target.astype(numpy.int32)
+    order = numpy.random.RandomState(seed).permutation(len(labels))
+    n_train = int(0.8 * len(labels))
+    split = [order[:n_train], order[n_train:]]
+    label_names = tuple(str(k) for k in range(10))
+    return [[(imgs[i], labels[i]) for i in part] for part in split] + [label_names]
