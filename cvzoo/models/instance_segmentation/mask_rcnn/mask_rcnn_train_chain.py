@@ -79,23 +79,7 @@ class MaskRCNNTrainChain(train_chain.FasterRCNNFPNTrainChain):
         Returns:
             Variable: the 0-d loss.
         """
-        model, xp = self.model, self.xp
-        M = model.mask_head.segm_size
-        fg = samples['gt_roi_label'] > 0
-        roi = samples['sample_roi'][fg]
-        roi_index = samples['sample_index'][fg].astype(numpy.int32)
-        channel = samples['gt_roi_label'][fg].astype(numpy.int32)
-        if len(roi) == 0:
-            # NOTE: as ChainerCV, a dummy RoI keeps the mask head in the graph
-            segm = model.mask_head(samples['hs'], xp.asarray([[0, 0, 1, 1]], numpy.float32),
-                                   xp.zeros(1, numpy.int32))
-            return 0 * F.sum(segm)
-        gt_index = _best_ground_truth(roi, roi_index, samples['bboxes'])
-        target = mask_targets.mask_targets(masks, roi, gt_index, M).astype(numpy.int32)
-        roi, roi_index, channel, target = (backend.to_device(array, self.device)
-                                           for array in (roi, roi_index, channel, target))
-        segm = model.mask_head(samples['hs'], roi, roi_index)
-        return F.sigmoid_cross_entropy(segm[xp.arange(len(channel)), channel], target)
+        return _mask_loss(self, samples, masks, _hard_targets, F.sigmoid_cross_entropy)
 
 
 class TorchvisionMaskRCNNTrainChain(torchvision_train_chain.FasterRCNNResNet50FPNTrainChain):
@@ -130,24 +114,44 @@ class TorchvisionMaskRCNNTrainChain(torchvision_train_chain.FasterRCNNResNet50FP
         Returns:
             Variable: the 0-d loss.
         """
-        model, xp = self.model, self.xp
-        M = model.mask_head.segm_size
-        fg = samples['gt_roi_label'] > 0
-        roi = samples['sample_roi'][fg].astype(numpy.float32)
-        roi_index = samples['sample_index'][fg].astype(numpy.int32)
-        channel = samples['gt_roi_label'][fg].astype(numpy.int32)
-        if len(roi) == 0:
-            segm = model.mask_head(samples['hs'], xp.asarray([[0, 0, 1, 1]], numpy.float32),
-                                   xp.zeros(1, numpy.int32))
-            return 0 * F.sum(segm)
-        gt_index = _best_ground_truth(roi, roi_index, samples['bboxes']).astype(numpy.int32)
-        target = F.roi_align_2d(masks[:, None].astype(numpy.float32), roi, gt_index, M, 1.0,
-                                None).array[:, 0]
-        roi, roi_index, channel, target = (backend.to_device(array, self.device)
-                                           for array in (roi, roi_index, channel, target))
-        segm = model.mask_head(samples['hs'], roi, roi_index)
-        logit = segm[xp.arange(len(channel)), channel]
-        return F.mean(soft_sigmoid_cross_entropy(logit, target))
+        return _mask_loss(self, samples, masks, _soft_targets,
+                          lambda logit, target: F.mean(soft_sigmoid_cross_entropy(logit, target)))
+
+
+def _mask_loss(chain, samples, masks, make_targets, loss):
+    """The mask loss of the box head's foreground samples (see the module docstring).
+
+    ``make_targets(masks, roi, gt_index, size)`` cuts each RoI's targets from its matched
+    ground-truth mask on the host; ``loss(logit, target)`` compares them with the mask
+    head's channel of the RoI's class.
+    """
+    model, xp = chain.model, chain.xp
+    fg = samples['gt_roi_label'] > 0
+    roi = samples['sample_roi'][fg].astype(numpy.float32, copy=False)
+    roi_index = samples['sample_index'][fg].astype(numpy.int32)
+    channel = samples['gt_roi_label'][fg].astype(numpy.int32)
+    if len(roi) == 0:
+        # NOTE: as ChainerCV, a dummy RoI keeps the mask head in the graph
+        segm = model.mask_head(samples['hs'], xp.asarray([[0, 0, 1, 1]], numpy.float32),
+                               xp.zeros(1, numpy.int32))
+        return 0 * F.sum(segm)
+    gt_index = _best_ground_truth(roi, roi_index, samples['bboxes'])
+    target = make_targets(masks, roi, gt_index, model.mask_head.segm_size)
+    roi, roi_index, channel, target = (backend.to_device(array, chain.device)
+                                       for array in (roi, roi_index, channel, target))
+    segm = model.mask_head(samples['hs'], roi, roi_index)
+    return loss(segm[xp.arange(len(channel)), channel], target)
+
+
+def _hard_targets(masks, roi, gt_index, size):
+    """ChainerCV's: the matched mask cut to the RoI, resized, thresholded (int32)."""
+    return mask_targets.mask_targets(masks, roi, gt_index, size).astype(numpy.int32)
+
+
+def _soft_targets(masks, roi, gt_index, size):
+    """torchvision's: the matched mask pooled by RoIAlign into values in [0, 1]."""
+    return F.roi_align_2d(masks[:, None].astype(numpy.float32), roi,
+                          gt_index.astype(numpy.int32), size, 1.0, None).array[:, 0]
 
 
 def soft_sigmoid_cross_entropy(x, t):
