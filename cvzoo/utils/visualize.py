@@ -207,3 +207,79 @@ def vis_instance_segmentation(img, mask, label=None, score=None, label_names=Non
         pil_img = _add_legend(pil_img, [(caption or str(i), color) for i, (caption, color)
                                         in enumerate(zip(captions, colors))])
     return _finish(pil_img, out)
+
+
+def _check_points(point, visible, skeleton):
+    """Check vis_point's arrays; return them as (R, K, 2), (R, K) bool and (S, 2) int."""
+    point = numpy.asarray(backend.to_numpy(point), numpy.float64)
+    if point.size == 0 and point.ndim < 3:
+        point = point.reshape(0, 0, 2)
+    if point.ndim != 3 or point.shape[2] != 2:
+        raise ValueError(f'point: expected an (R, K, 2) array of (x, y), got shape '
+                         f'{point.shape}')
+    if visible is None:
+        visible = numpy.ones(point.shape[:2], bool)
+    visible = numpy.asarray(backend.to_numpy(visible))
+    if visible.shape != point.shape[:2]:
+        raise ValueError(f'visible: expected shape {point.shape[:2]} like point, got '
+                         f'{visible.shape}')
+    visible = visible.astype(bool) & numpy.isfinite(point).all(axis=2)
+    skeleton = numpy.asarray(() if skeleton is None else skeleton)
+    if skeleton.size == 0:
+        skeleton = numpy.zeros((0, 2), numpy.int64)
+    if skeleton.ndim != 2 or skeleton.shape[1] != 2 or skeleton.dtype.kind not in 'iu':
+        raise ValueError(f'skeleton: expected (S, 2) int pairs of point indexes, got shape '
+                         f'{skeleton.shape} and dtype {skeleton.dtype}')
+    if len(skeleton) and (skeleton.min() < 0 or skeleton.max() >= point.shape[1]):
+        raise ValueError(f'skeleton: expected indexes in [0, {point.shape[1]}), got '
+                         f'{skeleton.min()}..{skeleton.max()}')
+    return point, visible, skeleton
+
+
+def vis_point(img, point, visible=None, skeleton=None, radius=3, out=None):
+    """Draw the keypoints of each instance, and the limbs that join them.
+
+    Instance i gets colour i of VOC's palette (without black), for its points and its
+    limbs. A point that is not visible (or not finite) is not drawn, nor is a limb with
+    such an end.
+
+    Args:
+        img (array): (3, H, W) RGB in [0, 255].
+        point (array): (R, K, 2) float, (x, y) in pixels (ChainerCV's were (y, x)).
+        visible (array or None): (R, K) bool; None: every point.
+        skeleton (sequence of (int, int) or None): limbs as pairs of point indexes in
+            [0, K); None draws the points alone. For COCO's 17 person keypoints pass
+            ``cvzoo.datasets.coco.coco_keypoint_names.coco_point_skeleton`` (the package
+            layers keep utils from importing datasets, so it is not picked by itself).
+        radius (int): of the dots, in pixels.
+        out (str or Path or None): also write the result to this PNG.
+
+    Returns:
+        numpy.ndarray: (H, W, 3) uint8.
+
+    Raises:
+        ValueError: ``point``, ``visible`` or ``skeleton`` has the wrong shape, or a
+            skeleton index is out of range.
+
+    >>> point = numpy.array([[[1.0, 2.0], [6.0, 5.0]]])
+    >>> vis_point(numpy.zeros((3, 8, 8)), point, skeleton=[(0, 1)], radius=0)[2, 1].tolist()
+    [128, 0, 0]
+    """
+    point, visible, skeleton = _check_points(point, visible, skeleton)
+    pil_img = _to_pil(img)
+    draw = ImageDraw.Draw(pil_img)
+    palette = voc_colormap(256)[1:]
+    colors = palette[numpy.arange(len(point)) % len(palette)]
+    # NOTE: the limbs with two visible ends and the visible points are chosen with one
+    # array step each; only the Pillow calls that draw them are made one by one.
+    limb_inst, limb = numpy.nonzero(visible[:, skeleton[:, 0]] & visible[:, skeleton[:, 1]])
+    ends = point[limb_inst[:, None], skeleton[limb]]  # (L, 2, 2)
+    for inst, (start, end) in zip(limb_inst.tolist(), ends.tolist()):
+        draw.line((tuple(start), tuple(end)), fill=tuple(colors[inst].tolist()),
+                  width=max(1, radius // 2 + 1))
+    inst_ids, point_ids = numpy.nonzero(visible)
+    for inst, (x, y) in zip(inst_ids.tolist(), point[inst_ids, point_ids].tolist()):
+        draw.ellipse((x - radius, y - radius, x + radius, y + radius),
+                     fill=tuple(colors[inst].tolist()), outline=(255, 255, 255)
+                     if radius >= 2 else None)
+    return _finish(pil_img, out)

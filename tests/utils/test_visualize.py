@@ -2,7 +2,8 @@ import numpy
 import pytest
 from PIL import Image
 
-from cvzoo.utils.visualize import (vis_bbox, vis_instance_segmentation,
+from cvzoo.datasets.coco.coco_keypoint_names import coco_keypoint_names, coco_point_skeleton
+from cvzoo.utils.visualize import (vis_bbox, vis_instance_segmentation, vis_point,
                                    vis_semantic_segmentation, voc_colormap)
 
 
@@ -50,3 +51,52 @@ def test_vis_instance_segmentation(tmp_path):
     assert out.shape == (20, 20, 3)
     assert out[5, 5].tolist() == [128, 0, 0] and out[15, 15].tolist() == [0, 128, 0]
     assert out[19, 0].tolist() == [0, 0, 0]
+
+
+def test_vis_point_draws_visible_points_and_limbs(tmp_path):
+    img = numpy.zeros((3, 30, 40), numpy.float32)
+    # two instances; (x, y) order: instance 0's first point lies at row 4, column 5
+    point = numpy.array([[[5, 4], [30, 20], [35, 5]],
+                         [[10, 25], [20, 25], [0, 0]]], numpy.float32)
+    visible = numpy.array([[True, True, False], [True, True, True]])
+    out = vis_point(img, point, visible, skeleton=[(0, 1), (1, 2)], radius=2,
+                    out=tmp_path / 'p.png')
+    assert out.shape == (30, 40, 3) and out.dtype == numpy.uint8
+    assert out[4, 5].tolist() == [128, 0, 0]     # instance 0's colour, not (y, x)
+    assert out[5, 4].tolist() != [0, 0, 0] and out[20, 30].tolist() == [128, 0, 0]
+    assert out[12, 17].tolist() == [128, 0, 0]   # on the limb 0 -> 1
+    assert (out[0:9, 33:38] == 0).all()          # invisible point and its limb: not drawn
+    assert out[25, 15].tolist() == [0, 128, 0]   # instance 1's limb
+    numpy.testing.assert_array_equal(numpy.asarray(Image.open(tmp_path / 'p.png')), out)
+    no_limbs = vis_point(img, point, visible, radius=2)
+    assert no_limbs[12, 17].tolist() == [0, 0, 0]
+    everything = vis_point(img, point, radius=2)  # visible=None: all points
+    assert everything[5, 35].tolist() == [128, 0, 0]
+
+
+def test_vis_point_coco_skeleton_and_empty():
+    assert len(coco_keypoint_names) == 17 and len(coco_point_skeleton) == 19
+    assert {i for pair in coco_point_skeleton for i in pair} == set(range(17))
+    names = [(coco_keypoint_names[i], coco_keypoint_names[j]) for i, j in coco_point_skeleton]
+    assert ('left_ankle', 'left_knee') in names and ('nose', 'left_eye') in names
+    img = numpy.full((3, 16, 16), 50, numpy.float32)
+    assert (vis_point(img, numpy.zeros((0, 17, 2)), skeleton=coco_point_skeleton) == 50).all()
+    point = numpy.random.RandomState(0).uniform(0, 16, (2, 17, 2))
+    out = vis_point(img, point, numpy.zeros((2, 17), bool), skeleton=coco_point_skeleton)
+    assert (out == 50).all()  # nothing visible, nothing drawn
+
+
+@pytest.mark.parametrize('kwargs, name', [
+    ({'point': numpy.zeros((2, 3))}, 'point'),
+    ({'point': numpy.zeros((1, 3, 3))}, 'point'),
+    ({'visible': numpy.ones((1, 2), bool)}, 'visible'),
+    ({'skeleton': [(0, 1, 2)]}, 'skeleton'),
+    ({'skeleton': [(0, 3)]}, 'skeleton'),
+    ({'skeleton': [(0.5, 1)]}, 'skeleton'),
+], ids=['point-2d', 'point-xyz', 'visible-shape', 'skeleton-triple', 'skeleton-range',
+        'skeleton-float'])
+def test_vis_point_rejects_bad_shapes(kwargs, name):
+    args = {'point': numpy.zeros((1, 3, 2)), 'visible': None, 'skeleton': None}
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=name):
+        vis_point(numpy.zeros((3, 8, 8)), **args)
