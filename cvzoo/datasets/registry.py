@@ -29,6 +29,12 @@ Instance segmentation (:func:`load_instance_segmentation_dataset`):
                     named as the json without 'instances_' beside or above it, else the
                     json's folder), or a COCO-layout folder as for detection
 
+Keypoint detection (:func:`load_keypoint_detection_dataset`):
+
+    coco-val2017    COCO val2017 person keypoints (5000 images, crowds and areas)
+    PATH            a person_keypoints json (its images found as for instance
+                    segmentation) or a folder with one annotations/person_keypoints_<name>.json
+
 Detection training (:func:`load_detection_training_splits`), a train and a test split:
 
     voc07           VOC2007 trainval / VOC2007 test
@@ -67,6 +73,7 @@ from cvzoo.datasets.coco.coco_bbox_dataset import COCOBboxDataset
 from cvzoo.datasets.coco.coco_instance_segmentation_dataset import (
     COCOInstanceSegmentationDataset,
 )
+from cvzoo.datasets.coco.coco_keypoint_dataset import COCOKeypointDataset
 from cvzoo.datasets.image_folder.directory_parsing_label_dataset import (
     DirectoryParsingLabelDataset,
 )
@@ -93,7 +100,8 @@ class DetectionDataset:
 
     Attributes:
         dataset: examples ``img, bbox, label, difficult`` (VOC) or
-            ``img, bbox, label, crowded, area`` (COCO).
+            ``img, bbox, label, crowded, area`` (COCO), or for keypoints
+            ``img, point, visible, label, bbox, crowded, area``.
         protocol (str): 'voc' or 'coco'.
         label_names (tuple of str): the dataset's class names, label i is name i.
         name (str): what was asked for, for the printout.
@@ -112,17 +120,19 @@ def _voc(data_dir, split, year, label_names):
 
 
 class _LabelMap:
-    """Replace the label (example[2]) through a lookup table: dataset ids -> model ids."""
+    """Replace the label (example[index]) through a lookup table: dataset ids -> model ids."""
 
-    def __init__(self, lookup):
+    def __init__(self, lookup, index=2):
         self.lookup = numpy.asarray(lookup, numpy.int32)
+        self.index = index
 
     def __call__(self, example):
         example = tuple(example)
-        return example[:2] + (self.lookup[example[2]],) + example[3:]
+        i = self.index
+        return example[:i] + (self.lookup[example[i]],) + example[i + 1:]
 
 
-def _on_model_labels(dataset, label_names, root):
+def _on_model_labels(dataset, label_names, root, label_index=2):
     """Map a COCO-format dataset's labels onto the model's classes by name."""
     if label_names is None or tuple(dataset.label_names) == tuple(label_names):
         return dataset, tuple(dataset.label_names)
@@ -131,16 +141,16 @@ def _on_model_labels(dataset, label_names, root):
         raise ValueError(f'dataset: {root} has categories {unknown} that are not among the '
                          f"model's label_names")
     lookup = [list(label_names).index(name) for name in dataset.label_names]
-    return TransformDataset(dataset, _LabelMap(lookup)), tuple(label_names)
+    return TransformDataset(dataset, _LabelMap(lookup, label_index)), tuple(label_names)
 
 
-def _coco_folder(root, dataset_class=COCOBboxDataset):
-    jsons = sorted((root / 'annotations').glob('instances_*.json'))
+def _coco_folder(root, dataset_class=COCOBboxDataset, annotation='instances'):
+    jsons = sorted((root / 'annotations').glob(f'{annotation}_*.json'))
     if len(jsons) != 1:
         raise ValueError(f'dataset: {root} is neither a VOC-layout folder (ImageSets/Main/) '
-                         f'nor a COCO-layout one with one annotations/instances_<name>.json '
+                         f'nor a COCO-layout one with one annotations/{annotation}_<name>.json '
                          f'(found {[p.name for p in jsons]})')
-    image_dir = root / jsons[0].stem[len('instances_'):]
+    image_dir = root / jsons[0].stem[len(annotation) + 1:]
     dataset = dataset_class.from_json(jsons[0], image_dir if image_dir.is_dir() else root,
                                       use_crowded=True, return_crowded=True,
                                       return_area=True)
@@ -222,25 +232,27 @@ class InstanceSegmentationDataset:
     use_07_metric: bool | None = None
 
 
-def _json_image_dir(json_path):
+def _json_image_dir(json_path, annotation='instances'):
     """The image folder of a COCO-format json (see the module docstring)."""
-    folder = json_path.stem[len('instances_'):] if json_path.stem.startswith(
-        'instances_') else json_path.stem
+    prefix = annotation + '_'
+    folder = json_path.stem[len(prefix):] if json_path.stem.startswith(
+        prefix) else json_path.stem
     for candidate in (json_path.parent.parent / folder, json_path.parent / folder):
         if candidate.is_dir():
             return candidate
     return json_path.parent
 
 
-def _coco_instance_dataset(path, data_dir):
+def _coco_instance_dataset(path, data_dir, dataset_class=COCOInstanceSegmentationDataset,
+                           annotation='instances', splits=INSTANCE_SEGMENTATION_SPLITS):
     if path.is_file():
-        image_dir = pathlib.Path(data_dir) if data_dir else _json_image_dir(path)
-        return COCOInstanceSegmentationDataset.from_json(
+        image_dir = pathlib.Path(data_dir) if data_dir else _json_image_dir(path, annotation)
+        return dataset_class.from_json(
             path, image_dir, use_crowded=True, return_crowded=True, return_area=True)
     if not path.is_dir():
-        raise ValueError(f'dataset: expected one of {INSTANCE_SEGMENTATION_SPLITS}, a '
+        raise ValueError(f'dataset: expected one of {splits}, a '
                          f'COCO-format json or a COCO-layout folder, got {str(path)!r}')
-    return _coco_folder(path, COCOInstanceSegmentationDataset)[0]
+    return _coco_folder(path, dataset_class, annotation)[0]
 
 
 def load_instance_segmentation_dataset(name, label_names=None, data_dir=None, limit=None):
@@ -275,6 +287,37 @@ def load_instance_segmentation_dataset(name, label_names=None, data_dir=None, li
     if limit is not None:
         dataset = SubDataset(dataset, 0, min(int(limit), len(dataset)))
     return InstanceSegmentationDataset(dataset, protocol, names, name, use_07_metric)
+
+
+KEYPOINT_DETECTION_SPLITS = ('coco-val2017',)
+
+
+def load_keypoint_detection_dataset(name, label_names=None, data_dir=None, limit=None):
+    """Resolve a keypoint detection ``--dataset`` (see the module docstring).
+
+    Args:
+        name (str): 'coco-val2017', a person_keypoints json or a COCO-layout folder.
+        label_names (sequence of str or None): the model's class names; the dataset's
+            classes are mapped onto them by name.
+        data_dir (str or None): the split's root (None: 'auto'), or the image folder of
+            a json.
+        limit (int or None): keep only the first ``limit`` images.
+
+    Returns:
+        DetectionDataset: examples ``img, point, visible, label, bbox, crowded, area``
+        and the protocol 'coco'.
+    """
+    if name == 'coco-val2017':
+        dataset = COCOKeypointDataset(data_dir or 'auto', split='val', year='2017',
+                                      use_crowded=True, return_crowded=True, return_area=True)
+    else:
+        dataset = _coco_instance_dataset(pathlib.Path(name), data_dir, COCOKeypointDataset,
+                                         'person_keypoints', KEYPOINT_DETECTION_SPLITS)
+    # NOTE: the label is example[3] here (example[2] is ``visible``).
+    dataset, names = _on_model_labels(dataset, label_names, name, label_index=3)
+    if limit is not None:
+        dataset = SubDataset(dataset, 0, min(int(limit), len(dataset)))
+    return DetectionDataset(dataset, 'coco', names, name)
 
 
 @dataclasses.dataclass

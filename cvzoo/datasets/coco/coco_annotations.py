@@ -19,18 +19,19 @@ COCO_ANNOTATION_URL = 'http://images.cocodataset.org/annotations/annotations_tra
 COCO_SHA256 = {}
 
 
-def resolve_coco_paths(data_dir, split, year):
+def resolve_coco_paths(data_dir, split, year, annotation='instances'):
     """Return (json path, image folder) of the official layout, downloading for 'auto'.
 
-    The layout is ``<data_dir>/annotations/instances_<split><year>.json`` and
+    The layout is ``<data_dir>/annotations/<annotation>_<split><year>.json`` and
     ``<data_dir>/<split><year>/<file_name>``; 'auto' is ``<dataset_root>/coco``.
+    ``annotation`` is 'instances' or 'person_keypoints' (both come in the same archive).
     """
     if split not in ('train', 'val'):
         raise ValueError(f"split: expected 'train' or 'val', got {split!r}")
     if str(year) not in ('2014', '2017'):
         raise ValueError(f"year: expected '2014' or '2017', got {year!r}")
     root = paths.dataset_root() / 'coco' if data_dir == 'auto' else pathlib.Path(data_dir)
-    json_path = root / 'annotations' / f'instances_{split}{year}.json'
+    json_path = root / 'annotations' / f'{annotation}_{split}{year}.json'
     image_dir = root / f'{split}{year}'
     if json_path.is_file() and image_dir.is_dir():
         return json_path, image_dir
@@ -98,6 +99,7 @@ class COCOAnnotations:
         _check_entries(self.json_path, data['categories'], 'category', ('id', 'name'))
         _check_entries(self.json_path, data['annotations'], 'annotation', ('image_id',))
         categories = sorted(data['categories'], key=lambda c: c['id'])
+        self.categories = categories  # the json's entries, sorted by id
         if standard_labels:
             self.label_names = coco_label_names.coco_bbox_label_names
             self.category_ids = coco_label_names.coco_label_to_category_id
