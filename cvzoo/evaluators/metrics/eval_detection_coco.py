@@ -109,12 +109,11 @@ def evaluate(det_img, det_label, det_score, det_area, gt_img, gt_label, gt_area,
             raise ValueError(f'{name}: expected labels >= 0, got {int(label.min())}')
     problem = coco_protocol.Problem(det_img, det_label, det_score, det_area, gt_img,
                                     gt_label, gt_crowd, gt_area)
-    matched, ignored = coco_protocol.match(problem, intersection_fn,
-                                           det_iou_area[problem.det_index],
-                                           gt_iou_area[problem.gt_index])
-    labels = numpy.unique(numpy.r_[det_label, gt_label])
-    precision, recall = coco_protocol.accumulate(problem, matched, ignored, labels)
-    n_class = int(labels.max()) + 1 if len(labels) else 0
-    result = coco_protocol.summarize(precision, recall, labels, n_class)
-    result['existent_labels'] = labels
-    return result
+    det_iou_area = det_iou_area[problem.det_index]
+    gt_iou_area = gt_iou_area[problem.gt_index]
+
+    def iou(det_idx, gt_idx):
+        return coco_protocol.iou(problem, intersection_fn, det_idx, gt_idx, det_iou_area,
+                                 gt_iou_area)
+
+    return coco_protocol.evaluate(problem, iou)
