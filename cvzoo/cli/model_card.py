@@ -11,8 +11,8 @@ from cvzoo import models as zoo_api
 from cvzoo.models import weights_schema
 
 UNKNOWN = 'unknown'
-# The evaluation script of each task, and the --dataset argument of each Score.dataset
-# (None: no local command).
+# The evaluation script of each task (a task not listed has none yet), and the --dataset
+# argument of each Score.dataset (None: no local command).
 EVAL_SCRIPTS = {
     'classification': 'scripts/eval_imagenet.py',
     'detection': 'scripts/eval_detection.py',
@@ -43,6 +43,8 @@ def eval_command(model_name, key, score, task) -> str:
     if score.dataset == 'imagenet_val' and task != 'classification':
         return ('none here: the score is that of the ImageNet classifier these backbone '
                 'weights come from')
+    if task not in EVAL_SCRIPTS:
+        return f'none here: cvzoo has no evaluation script for {task} yet'
     dataset = EVAL_DATASETS.get(score.dataset)
     if dataset is None:
         return f'none here: {score.dataset} has no local evaluation in cvzoo'

@@ -10,7 +10,8 @@ import importlib
 import pkgutil
 
 _MODEL_PACKAGES = ('cvzoo.models.classification', 'cvzoo.models.detection',
-                   'cvzoo.models.segmentation', 'cvzoo.models.instance_segmentation')
+                   'cvzoo.models.segmentation', 'cvzoo.models.instance_segmentation',
+                   'cvzoo.models.keypoint_detection')
 
 
 @functools.cache

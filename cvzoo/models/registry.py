@@ -11,7 +11,8 @@ import re
 
 from cvzoo.models import discovery, trained_model, weights_schema
 
-TASKS = ('classification', 'detection', 'semantic_segmentation', 'instance_segmentation')
+TASKS = ('classification', 'detection', 'semantic_segmentation', 'instance_segmentation',
+         'keypoint_detection')
 
 _REGISTRY = {}  # name -> (model class, task)
 

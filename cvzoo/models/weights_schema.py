@@ -15,7 +15,8 @@ import urllib.parse
 
 SOURCE_FORMATS = ('cvzoo_npz', 'torch_pth', 'darknet', 'keras_h5', 'chainercv_npz',
                   'safetensors')
-METRICS = ('top1', 'top5', 'map_voc07', 'map_coco', 'map50_coco', 'miou', 'mask_map_coco')
+METRICS = ('top1', 'top5', 'map_voc07', 'map_coco', 'map50_coco', 'miou', 'mask_map_coco',
+           'keypoint_map_coco')
 DATASETS = ('imagenet_val', 'voc2007_test', 'voc2012_val', 'sbd_val', 'coco_val2017',
             'coco_test_dev', 'coco_val2017_voc_labels', 'camvid_test', 'cityscapes_val',
             'ade20k_val')

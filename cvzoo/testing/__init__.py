@@ -15,6 +15,7 @@ from cvzoo.testing.model_checks import (
     assert_is_classification_model,
     assert_is_detection_model,
     assert_is_instance_segmentation_model,
+    assert_is_keypoint_detection_model,
     assert_is_semantic_segmentation_model,
 )
 
@@ -22,6 +23,7 @@ __all__ = [
     'assert_is_bbox_dataset', 'assert_is_instance_segmentation_dataset',
     'assert_is_label_dataset', 'assert_is_semantic_segmentation_dataset',
     'assert_is_classification_model', 'assert_is_detection_model',
-    'assert_is_instance_segmentation_model', 'assert_is_semantic_segmentation_model',
+    'assert_is_instance_segmentation_model', 'assert_is_keypoint_detection_model',
+    'assert_is_semantic_segmentation_model',
     'check_forward', 'check_function', 'check_retention',
 ]

@@ -4,7 +4,7 @@ Each check calls ``model.predict`` once on the given images (any input kind pred
 accepts) and asserts what comes back: one entry per image, host NumPy arrays of the
 documented shapes and dtypes, finite values in their ranges, labels below the class
 count, boxes inside their image and scores by decreasing value (detectors), masks and
-label maps at the image's size; and that predict() leaves the train and backprop
+label maps at the image's size, one (x, y) point and score per keypoint; and that predict() leaves the train and backprop
 settings as it found them. Model tests and users who add their own models call them.
 
 >>> from cvzoo.models.detection.ssd.ssd_tiny import SSDTiny
@@ -144,10 +144,34 @@ def assert_is_instance_segmentation_model(model, imgs, n_fg_class):
     _check_presets(model)
 
 
+def assert_is_keypoint_detection_model(model, imgs, n_fg_class, n_point=None):
+    """Check ``points, point_scores, labels, scores = model.predict(imgs)`` and use_preset:
+    per image (R, K, 2) float32 points (x, y) and (R, K) float32 point scores, finite, with
+    K = ``n_point`` when given (the same K for every image otherwise), labels and scores
+    as for detectors, scores by decreasing value."""
+    imgs = list(imgs)
+    points, point_scores, labels, scores = _predict(model, imgs)
+    for name, values in (('points', points), ('point_scores', point_scores),
+                         ('labels', labels), ('scores', scores)):
+        _check_per_image(name, values, len(imgs))
+    for i in range(len(imgs)):
+        _check_host_array(f'points[{i}]', points[i], 3, numpy.float32)
+        _check_host_array(f'point_scores[{i}]', point_scores[i], 2, numpy.float32)
+        K = points[0].shape[1] if n_point is None else n_point
+        assert points[i].shape[1:] == (K, 2), \
+            f'points[{i}]: expected (R, {K}, 2), got {points[i].shape}'
+        assert point_scores[i].shape == points[i].shape[:2], \
+            f'point_scores[{i}]: expected {points[i].shape[:2]}, got {point_scores[i].shape}'
+        _check_labels_scores(labels[i], scores[i], len(points[i]), n_fg_class, i)
+        assert (numpy.diff(scores[i]) <= 0).all(), f'scores[{i}]: not in decreasing order'
+    _check_presets(model)
+
+
 # the check of each task of the registry (cvzoo.models.registry.TASKS)
 ASSERTIONS = {
     'classification': assert_is_classification_model,
     'detection': assert_is_detection_model,
     'semantic_segmentation': assert_is_semantic_segmentation_model,
     'instance_segmentation': assert_is_instance_segmentation_model,
+    'keypoint_detection': assert_is_keypoint_detection_model,
 }

@@ -18,6 +18,8 @@ from cvzoo.models import get_model_class, model_info
 
 N_CLASS = 3      # classifiers and segmenters
 N_FG_CLASS = 2   # detectors
+# the tasks whose models count their classes without the background (n_fg_class)
+FG_CLASS_TASKS = ('detection', 'instance_segmentation', 'keypoint_detection')
 # NOTE: the detectors that resize by a shorter side get a small one, so that a CPU (or the
 # CuPy stand-in on it) runs them in seconds.
 SMALL_RESIZE = {'min_size': 64, 'max_size': 96}
@@ -31,6 +33,8 @@ BUILD_KWARGS = {
     'mask_rcnn_fpn_resnet101': SMALL_RESIZE,
     # few instances: every one of random weights passes and pools its mask
     'maskrcnn_resnet50_fpn': {**SMALL_RESIZE, 'max_detections': 10},
+    # few instances: every one of random weights passes and pools its keypoints
+    'keypointrcnn_resnet50_fpn': {**SMALL_RESIZE, 'max_detections': 10, 'n_point': 5},
     'retinanet_resnet50_fpn': SMALL_RESIZE,
     'pspnet_resnet50': {'input_size': (64, 64)},
     'pspnet_resnet101': {'input_size': (64, 64)},
@@ -46,9 +50,9 @@ NEEDS_CFG = ('yolo_fastest', 'yolo_fastest_xl')
 
 def n_class_of(name):
     """The classes :func:`build_small_model` gives the model ``name``, which its predict()
-    answers with: ``n_fg_class`` for detectors and instance segmenters, ``n_class``
-    otherwise."""
-    if model_info(name)['task'] in ('detection', 'instance_segmentation'):
+    answers with: ``n_fg_class`` for detectors, instance segmenters and keypoint
+    detectors, ``n_class`` otherwise."""
+    if model_info(name)['task'] in FG_CLASS_TASKS:
         return BUILD_KWARGS.get(name, {}).get('n_fg_class', N_FG_CLASS)
     return BUILD_KWARGS.get(name, {}).get('n_class', N_CLASS)
 
@@ -65,7 +69,7 @@ def build_small_model(name, seed=0):
     """
     task = model_info(name)['task']
     kwargs = dict(BUILD_KWARGS.get(name, {}))
-    if task in ('detection', 'instance_segmentation'):
+    if task in FG_CLASS_TASKS:
         kwargs.setdefault('n_fg_class', N_FG_CLASS)
     else:
         kwargs.setdefault('n_class', N_CLASS)

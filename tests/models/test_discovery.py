@@ -26,8 +26,8 @@ def loaded_modules():
 def test_discovery_loads_no_dataset_loader(loaded_modules):
     datasets = [name for name in loaded_modules if name.startswith('cvzoo.datasets')]
     assert 'cvzoo.datasets.voc.voc_label_names' in datasets  # model modules use them
-    loaders = [name for name in datasets
-               if not (name.endswith('_label_names') or loaded_modules[name])]
+    loaders = [name for name in datasets if not (
+        name.endswith(('_label_names', '_keypoint_names')) or loaded_modules[name])]
     assert loaders == []
 
 

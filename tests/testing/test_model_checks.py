@@ -9,6 +9,7 @@ from cvzoo.testing import model_checks
 from cvzoo.testing.model_checks import (assert_is_classification_model,
                                         assert_is_detection_model,
                                         assert_is_instance_segmentation_model,
+                                        assert_is_keypoint_detection_model,
                                         assert_is_semantic_segmentation_model)
 
 N_CLASS = 3
@@ -234,10 +235,61 @@ def test_an_instance_segmenter_that_breaks_the_contract_fails(result, message):
         assert_is_instance_segmentation_model(_Model(result), IMGS, N_CLASS)
 
 
+# --- keypoint detection -------------------------------------------------------------
+
+def _keypoint_result():
+    rng = numpy.random.RandomState(0)
+    points = [rng.uniform(0, 4, (2, 3, 2)).astype(numpy.float32),
+              numpy.zeros((0, 3, 2), numpy.float32)]
+    point_scores = [rng.normal(0, 1, (2, 3)).astype(numpy.float32),
+                    numpy.zeros((0, 3), numpy.float32)]
+    labels = [numpy.array([0, 2], numpy.int32), numpy.zeros(0, numpy.int32)]
+    scores = [numpy.array([0.9, 0.2], numpy.float32), numpy.zeros(0, numpy.float32)]
+    return points, point_scores, labels, scores
+
+
+def _broken_keypoints(part, i, value):
+    result = _keypoint_result()
+    result[part][i] = value
+    return result
+
+
+def test_a_keypoint_detector_that_keeps_the_contract_passes():
+    assert_is_keypoint_detection_model(_Model(_keypoint_result()), IMGS, N_CLASS)
+    assert_is_keypoint_detection_model(_Model(_keypoint_result()), IMGS, N_CLASS, n_point=3)
+
+
+@pytest.mark.parametrize('result, n_point, message', [
+    (_keypoint_result()[:3], None, 'not enough values'),
+    (_broken_keypoints(0, 0, numpy.zeros((2, 3, 3), numpy.float32)), None,
+     r'points\[0\]: expected \(R, 3, 2\)'),
+    (_keypoint_result(), 4, r'points\[0\]: expected \(R, 4, 2\), got \(2, 3, 2\)'),
+    (_broken_keypoints(0, 0, numpy.zeros((2, 3, 2), numpy.float64)), None,
+     r'points\[0\]: expected float32'),
+    (_broken_keypoints(1, 0, numpy.zeros((2, 4), numpy.float32)), None,
+     r'point_scores\[0\]: expected \(2, 3\), got \(2, 4\)'),
+    (_broken_keypoints(1, 0, numpy.full((2, 3), numpy.nan, numpy.float32)), None,
+     'not finite'),
+    (_broken_keypoints(0, 1, _DeviceArray(numpy.zeros((0, 3, 2), numpy.float32))), None,
+     r'points\[1\]: expected a NumPy array on the host'),
+    (_broken_keypoints(2, 0, numpy.array([0, 3], numpy.int32)), None,
+     r'labels\[0\]: values outside'),
+    (_broken_keypoints(3, 0, numpy.array([0.2, 0.9], numpy.float32)), None,
+     'not in decreasing order'),
+    (_broken_keypoints(2, 0, numpy.array([0], numpy.int32)), None,
+     'image 0: 2 boxes or masks, 1 labels'),
+], ids=['three lists', 'three coordinates', 'n_point', 'float64', 'score shape', 'nan',
+        'device', 'label range', 'score order', 'label count'])
+def test_a_keypoint_detector_that_breaks_the_contract_fails(result, n_point, message):
+    with pytest.raises((AssertionError, ValueError), match=message):
+        assert_is_keypoint_detection_model(_Model(result), IMGS, N_CLASS, n_point)
+
+
 def test_every_check_is_listed_by_task():
     assert model_checks.ASSERTIONS == {
         'classification': assert_is_classification_model,
         'detection': assert_is_detection_model,
         'semantic_segmentation': assert_is_semantic_segmentation_model,
         'instance_segmentation': assert_is_instance_segmentation_model,
+        'keypoint_detection': assert_is_keypoint_detection_model,
     }
