@@ -2,15 +2,16 @@
 
 As ChainerCV's ``examples/fpn/train_multi.py`` for Mask R-CNN: MomentumSGD (momentum
 0.9), weight decay 1e-4, the learning rate multiplied by 0.1 at 2/3 and at 8/9 of the
-run (its steps 60,000 and 80,000 of 90,000) and, when the backbone starts from trained
-weights, ``conv1``, ``res2`` and every batch normalisation's scale and shift frozen.
+run (its steps 60,000 and 80,000 of 90,000) after a linear warm-up from a third of the
+rate over 500 iterations (over the first quarter of a run shorter than 2,000
+iterations) and, when the backbone starts from trained weights, ``conv1``, ``res2`` and
+every batch normalisation's scale and shift frozen.
 The caller passes the examples through :class:`~cvzoo.transforms.
 instance_segmentation_transform.MaskRCNNTransform`;
 :func:`~cvzoo.models.detection.train_detector.train_detector` runs the trainer and writes
 ``model_final.npz`` with the class names.
 
-Differences from ChainerCV: no warm-up of the learning rate (``train_detector`` shifts
-it only at its steps); batch normalisation normalises with each batch's statistics
+Differences from ChainerCV: batch normalisation normalises with each batch's statistics
 while training (``MaskRCNNTrainChain`` runs the backbone in training mode; ChainerCV
 runs it in test mode).
 """
@@ -30,6 +31,17 @@ LR_STEPS = (fractions.Fraction(2, 3), fractions.Fraction(8, 9))
 LOSS_KEYS = ('main/loss', 'main/loss/rpn_loc', 'main/loss/rpn_conf', 'main/loss/head_loc',
              'main/loss/head_conf', 'main/loss/mask')
 WEIGHT_DECAY = 1e-4
+WARMUP_ITER = 500
+WARMUP_START_RATIO = 1 / 3
+
+
+def warmup_iterations(iteration):
+    """ChainerCV's 500 warm-up iterations, or a quarter of a shorter run.
+
+    >>> warmup_iterations(90000), warmup_iterations(1000)
+    (500, 250)
+    """
+    return min(WARMUP_ITER, iteration // 4)
 
 
 def default_lr(batchsize):
@@ -120,4 +132,5 @@ def train_mask_rcnn(model, dataset, label_names, *, out, iteration, batchsize=2,
         iteration=iteration, loss_keys=LOSS_KEYS, lr_steps=LR_STEPS,
         converter=PaddedBatch(model), device=device, communicator=communicator, seed=seed,
         resume=resume, model_name=model_name, model_kwargs=model_kwargs,
-        guard=fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False))
+        guard=fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False),
+        warmup_iter=warmup_iterations(iteration), warmup_start_ratio=WARMUP_START_RATIO)

@@ -29,7 +29,8 @@ from cvzoo.models.trained_model import save_trained_model
 def train_detector(model, optimizer, dataset, label_names, *, out, batchsize,
                    loss_keys, guard, iteration=None, epoch=None, lr_steps=(),
                    converter=convert.concat_examples, device='cpu', communicator='none',
-                   seed=0, resume=False, model_name=None, model_kwargs=None):
+                   seed=0, resume=False, model_name=None, model_kwargs=None,
+                   warmup_iter=0, warmup_start_ratio=1 / 3):
     """Train ``model`` and write ``out/model_final.npz``.
 
     Args:
@@ -49,7 +50,8 @@ def train_detector(model, optimizer, dataset, label_names, *, out, batchsize,
             process's share of ``dataset``.
         epoch (int or None): used when ``iteration`` is None.
         lr_steps (sequence of fractions.Fraction): where the learning rate is multiplied
-            by 0.1, as fractions of the run; with steps, ``lr`` is logged and printed.
+            by 0.1, as fractions of the run; with steps or a warm-up, ``lr`` is logged
+            and printed.
         converter (callable): the updater's batch converter.
         device (str): ``'cpu'`` or ``'cuda:N'``.
         communicator (str): ``'none'``, ``'mpi'`` or ``'nccl'``: data-parallel over the
@@ -64,6 +66,10 @@ def train_detector(model, optimizer, dataset, label_names, *, out, batchsize,
             :mod:`cvzoo.models.trained_model`).
         model_kwargs (dict or None): further constructor arguments saved with the
             weights (``n_fg_class`` is always saved).
+        warmup_iter (int): iterations over which the learning rate rises linearly from
+            ``warmup_start_ratio`` times its value (0: no warm-up; see
+            :class:`~cvzoo.core.training.extensions.multistep_shift.MultistepShift`).
+        warmup_start_ratio (float): the rate's factor at the first iteration.
 
     Returns:
         Trainer or None: the finished trainer (for its ``elapsed_time``) on rank 0,
@@ -84,12 +90,14 @@ def train_detector(model, optimizer, dataset, label_names, *, out, batchsize,
     n_iteration = iteration or epoch * -(-len(dataset) // batchsize)
     trainer = trainer_module.Trainer(updater, (n_iteration, 'iteration'), out)
     log_trigger = (max(n_iteration // 50, 1), 'iteration')
-    if lr_steps:
+    scheduled = bool(lr_steps) or warmup_iter > 0
+    if scheduled:
         trainer.extend(multistep_shift.MultistepShift(
-            'lr', 0.1, [math.floor(n_iteration * step) for step in lr_steps]))
+            'lr', 0.1, [math.floor(n_iteration * step) for step in lr_steps],
+            warmup_iter=warmup_iter, warmup_start_ratio=warmup_start_ratio))
     if comm is None or comm.rank == 0:
         shown = list(loss_keys)
-        if lr_steps:
+        if scheduled:
             trainer.extend(observe_lr.observe_lr(), trigger=log_trigger)
             shown.append('lr')
         trainer.extend(log_report.LogReport(trigger=log_trigger))

@@ -1,4 +1,8 @@
-"""train_detector: the model_final.npz it writes keeps the trained model's box convention."""
+"""train_detector: the model_final.npz it writes keeps the trained model's box convention;
+the learning rate follows its warm-up and steps."""
+
+import fractions
+import json
 
 import numpy
 import pytest
@@ -10,6 +14,29 @@ from cvzoo.models import get_model, zoo
 from cvzoo.models.detection.ssd import augmentation, ssd_tiny, train_chain
 from cvzoo.models.detection.train_detector import train_detector
 from cvzoo.models.trained_model import read_model_config
+
+
+def _ssd_run(tmp_path, rng, **kwargs):
+    numpy.random.seed(0)
+    model = ssd_tiny.SSDTiny(n_fg_class=2, insize=64)
+    optimizer = MomentumSGD(lr=0.3).setup(train_chain.SSDTrainChain(model))
+    transform = augmentation.SSDTransform(model.coder, model.insize, model.mean,
+                                          max_expand_ratio=1)
+    return train_detector(model, optimizer, TransformDataset(_examples(rng), transform),
+                          ('cat', 'dog'), out=str(tmp_path), batchsize=2,
+                          loss_keys=('main/loss',),
+                          guard=fail_on_non_number.FailOnNonNumber(keys=('main/loss',)),
+                          **kwargs)
+
+
+def test_learning_rate_warms_up_then_steps(tmp_path, rng):
+    # 8 iterations: warm-up over 4 from a third of 0.3, then x0.1 after 6 (3/4); the
+    # log shows the rate each iteration's update used
+    _ssd_run(tmp_path, rng, iteration=8, lr_steps=(fractions.Fraction(3, 4),),
+             warmup_iter=4, warmup_start_ratio=1 / 3)
+    log = [json.loads(line) for line in (tmp_path / 'log').read_text().splitlines()]
+    lrs = [round(entry['lr'], 6) for entry in log]
+    assert lrs == [0.1, 0.15, 0.2, 0.25, 0.3, 0.3, 0.03, 0.03]
 
 
 def _examples(rng, n=2):
