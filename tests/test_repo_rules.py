@@ -86,7 +86,8 @@ def _imported_names(tree):
 
 
 def _is_label_names(name):
-    return any(part.endswith('_label_names') for part in name.split('.'))
+    # NOTE: keypoint names (coco_keypoint_names) name a model's outputs as label names do.
+    return any(part.endswith(('_label_names', '_keypoint_names')) for part in name.split('.'))
 
 
 @pytest.mark.parametrize('path', [p for p in _modules() if _layer(p) == 'models'],

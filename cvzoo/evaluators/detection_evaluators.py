@@ -15,10 +15,11 @@ def coco_truth_extras(truths, with_crowded, with_area):
     return crowded, area
 
 
-def coco_report(owner, result):
-    """The report of a COCO metric's result: the twelve summaries and per-class AP."""
+def coco_report(owner, result, per_class_key=COCO_PER_CLASS_KEY):
+    """The report of a COCO metric's result: the summaries and per-class AP (the
+    ``per_class_key`` entry of the result, whose caps differ for keypoints)."""
     report = {k: v for k, v in result.items() if k.startswith(('map/', 'mar/'))}
-    report.update(owner.per_class(COCO_PER_CLASS_KEY, result[COCO_PER_CLASS_KEY]))
+    report.update(owner.per_class(per_class_key, result[per_class_key]))
     return report
 
 

@@ -26,21 +26,30 @@ def _oks(pred_point, gt_point, gt_visible, gt_area, gt_xywh, sigmas):
 
     def similarity(det_idx, gt_idx):
         d = _take(pred_point, det_idx)[:, :, None]                  # (n, Dp, 1, K, 2)
-        g = _take(gt_point, gt_idx)[:, None]                        # (n, 1, Gp, K, 2)
-        visible = _take(gt_visible, gt_idx, False)[:, None]         # (n, 1, Gp, K)
-        box = _take(gt_xywh, gt_idx)[:, None, :, None]              # (n, 1, Gp, 1, 4)
+        g = _take(gt_point, gt_idx)                                 # (n, Gp, K, 2)
+        visible = _take(gt_visible, gt_idx, False)                  # (n, Gp, K)
+        box = _take(gt_xywh, gt_idx)[:, :, None]                    # (n, Gp, 1, 4)
         area = _take(gt_area, gt_idx)[:, None, :, None]             # (n, 1, Gp, 1)
-        labelled = visible.any(axis=-1, keepdims=True)
-        low = box[..., :2] - box[..., 2:]
-        high = box[..., :2] + 2 * box[..., 2:]
-        outside = numpy.maximum(0.0, low - d) + numpy.maximum(0.0, d - high)
-        delta = numpy.where(labelled[..., None], d - g, outside)    # (n, Dp, Gp, K, 2)
-        # NOTE: the operations in COCOeval.computeOks's order, so that a similarity on a
-        # threshold rounds the same way.
-        e = (delta[..., 0] ** 2 + delta[..., 1] ** 2) / variances / (
-            area + numpy.spacing(1)) / 2
-        weight = numpy.where(labelled, visible, True)
-        oks = numpy.where(weight, numpy.exp(-e), 0.0).sum(axis=-1) / weight.sum(axis=-1)
+        labelled = visible.any(axis=-1)[..., None, None]
+        # NOTE: one formula for both of COCOeval's cases: the distance to the interval
+        # [low, high] is |d - g| when low = high = g (one of the two terms is 0, and
+        # g - d is exactly -(d - g)), and the distance to the grown box otherwise.
+        low = numpy.where(labelled, g, box[..., :2] - box[..., 2:])[:, None]
+        high = numpy.where(labelled, g, box[..., :2] + 2 * box[..., 2:])[:, None]
+        delta = numpy.maximum(low - d, 0.0)
+        delta += numpy.maximum(d - high, 0.0)
+        delta *= delta
+        # NOTE: then COCOeval.computeOks's order of operations, so that a similarity on
+        # a threshold rounds the same way.
+        e = delta[..., 0] + delta[..., 1]                           # (n, Dp, Gp, K)
+        e /= variances
+        e /= area + numpy.spacing(1)
+        e /= 2
+        weight = numpy.where(labelled[..., 0], visible, True)[:, None]
+        numpy.exp(numpy.negative(e, out=e), out=e)
+        e *= weight
+        oks = e.sum(axis=-1)
+        oks /= weight.sum(axis=-1)
         return numpy.where(numpy.isnan(oks), 0.0, oks)
 
     return similarity
