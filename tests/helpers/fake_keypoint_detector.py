@@ -11,9 +11,8 @@ import typing
 import numpy
 import pytest
 
-from cvzoo.core.links import link
 from cvzoo.models import registry, zoo
-from tests.helpers.fake_instance_segmenter import PRESETS, _as_chw, weights_entry
+from tests.helpers.fake_instance_segmenter import FakeInstanceSegmenter, _as_chw, weights_entry
 
 NAME = 'fake_keypoint_detector'
 
@@ -30,40 +29,18 @@ def random_people(rng, n, size, n_point=17, n_fg_class=1):
     return points, visibles, labels, bboxes
 
 
-class FakeKeypointDetector(link.Link):
+class FakeKeypointDetector(FakeInstanceSegmenter):
     """``points, point_scores, labels, scores = predict(imgs)`` from a table keyed by grey
-    level.
+    level; construction, weights keys and presets as :class:`FakeInstanceSegmenter`.
 
     Args:
         answers (dict or None): grey level (int) -> ``(points, labels, scores)``; the
-            point scores are the points' x coordinates.
-        n_fg_class (int): the class count.
-        label_names (sequence of str or None): names of the classes.
-        pretrained_model: a key of ``weights`` takes its class count and names; else
-            ignored.
+            point scores are the points' x coordinates. An unknown image gets none.
+        n_fg_class (int), label_names, pretrained_model: as the parent's.
     """
 
-    weights: typing.ClassVar[dict] = {}
-    default_answers: typing.ClassVar[dict] = {}  # used when ``answers`` is None
-
     def __init__(self, answers=None, n_fg_class=1, label_names=None, pretrained_model=None):
-        super().__init__()
-        entry = self.weights.get(pretrained_model) if isinstance(pretrained_model, str) \
-            else None
-        if entry is not None:
-            n_fg_class, label_names = entry.n_class, entry.label_names
-        self.answers = dict(self.default_answers if answers is None else answers)
-        self.n_fg_class = n_fg_class
-        self.label_names = (tuple(label_names) if label_names is not None
-                            else tuple(f'class{k}' for k in range(n_fg_class)))
-        self.calls = 0
-        self.use_preset('visualize')
-
-    def use_preset(self, preset):
-        """Set ``score_thresh`` and ``nms_thresh`` of 'visualize' or 'evaluate'."""
-        if preset not in PRESETS:
-            raise ValueError(f'preset: expected one of {sorted(PRESETS)}, got {preset!r}')
-        self.score_thresh, self.nms_thresh = PRESETS[preset]
+        super().__init__(answers, n_fg_class, label_names, pretrained_model=pretrained_model)
 
     def _answer(self, img):
         mean = float(img.mean())
