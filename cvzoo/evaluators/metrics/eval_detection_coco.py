@@ -6,7 +6,7 @@ from cvzoo.evaluators.metrics import _inputs, coco_protocol
 
 
 def _box_intersection(pred_xywh, gt_xywh):
-    """Return intersection_fn for coco_protocol.match over (N, 4) and (M, 4) x, y, w, h."""
+    """Return intersection_fn for coco_protocol.iou over (N, 4) and (M, 4) x, y, w, h."""
 
     def intersection(det_idx, gt_idx):
         d = coco_protocol._take(pred_xywh, det_idx)[:, :, None, :]

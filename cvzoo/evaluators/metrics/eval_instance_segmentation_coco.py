@@ -7,7 +7,7 @@ from cvzoo.evaluators.metrics import eval_detection_coco as detection_coco
 
 
 def _pair_intersection(pred_runs, gt_runs):
-    """Return intersection_fn for coco_protocol.match over all images' masks."""
+    """Return intersection_fn for coco_protocol.iou over all images' masks."""
 
     def intersection(det_idx, gt_idx):
         det = numpy.broadcast_to(det_idx[:, :, None], det_idx.shape + gt_idx.shape[1:])
