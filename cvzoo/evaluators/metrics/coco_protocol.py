@@ -1,9 +1,9 @@
 """The COCO evaluation protocol (pycocotools' COCOeval), vectorised with NumPy.
 
 The detections of each (image, class) group are matched greedily to its ground truth in
-score order, for ten IoU thresholds and four area ranges at once; a Python loop runs
-over the rank of a detection inside its group (at most 100 steps), never over images or
-boxes. The precision and recall tables then come out exactly as COCOeval.accumulate()
+score order, for ten thresholds and every area range at once; a Python loop runs over
+the rank of a detection inside its group (at most 100 steps, 20 for keypoints), never
+over images or boxes. The precision and recall tables then come out exactly as COCOeval.accumulate()
 builds them, so the summary numbers agree with pycocotools.
 
 This module is shared by eval_detection_coco (box IoU), eval_instance_segmentation_coco
