@@ -95,3 +95,19 @@ def test_predict_with_other_fields_is_named():
     dataset = TupleDataset(imgs, gt['point'], gt['visible'], gt['label'], gt['bbox'])
     with pytest.raises(ValueError, match='target'):
         KeypointDetectionCOCOEvaluator(dataset, ThreeFields(), quiet=True).evaluate()
+
+
+def test_a_small_keypoint_rcnn_runs_through_the_evaluator():
+    from cvzoo.testing.small_models import build_small_model
+
+    _, model = build_small_model('keypointrcnn_resnet50_fpn')  # random weights, 5 points
+    model.use_preset('evaluate')
+    rng = numpy.random.default_rng(0)
+    imgs = [rng.uniform(0, 255, (3, 60, 80)).astype(numpy.float32) for _ in range(2)]
+    points = [rng.uniform(0, 60, (2, 5, 2)).astype(numpy.float32) for _ in range(2)]
+    bbox = numpy.array([[0, 0, 40, 40], [10, 10, 60, 50]], numpy.float32)
+    dataset = TupleDataset(imgs, points, [numpy.ones((2, 5), bool)] * 2,
+                           [numpy.zeros(2, numpy.int32)] * 2, [bbox] * 2)
+    report = KeypointDetectionCOCOEvaluator(dataset, model, sigmas=[0.1] * 5,
+                                            quiet=True).evaluate()
+    assert 0 <= report[SUMMARY] <= 1  # detections of random weights were evaluated
