@@ -97,6 +97,12 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
     min_bbox_size = 1e-2
     pad_stride = 32
     label_names = None
+    # the backbone's BN epsilon with pretrained weights (torchvision's v1 COCO files: 0)
+    pretrained_bn_eps = PRETRAINED_BN_EPS
+    # torchvision key -> cvzoo key (None: dropped); KeyError for a key of another model
+    map_torchvision_key = staticmethod(torchvision_names.map_key)
+    fpn_bn_eps = None  # the FPN's layers: biased convolutions, no BN (fpn.FPN's bn_eps)
+    rpn_conv_depth = 1  # 3x3 convolutions of the RPN's head
 
     def __init__(self, n_fg_class=None, pretrained_model=None, *, min_size=800, max_size=1333,
                  trainable_backbone_layers=3, bn_eps=None, source=None):
@@ -116,23 +122,27 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
         with self.init_scope():
             self.extractor = fpn.FPN(torchvision_resnet_fpn.make_resnet50_base(
                 bool(pretrained_model), ('res2', 'res3', 'res4', 'res5')),
-                (256, 512, 1024, 2048), FPN_SCALES)
-            self.rpn = torchvision_rpn.TorchvisionRPN()
+                (256, 512, 1024, 2048), FPN_SCALES, bn_eps=self.fpn_bn_eps)
+            self.rpn = torchvision_rpn.TorchvisionRPN(conv_depth=self.rpn_conv_depth)
         self.make_heads(n_built + 1 + n_unused_class)
         self.add_persistent('n_unused_class', n_unused_class)
         self.min_size, self.max_size = min_size, max_size
         self.use_preset('visualize')
-        self.set_bn_eps((PRETRAINED_BN_EPS if pretrained_model else 1e-5) if bn_eps is None
-                        else bn_eps)
+        self.set_bn_eps((self.pretrained_bn_eps if pretrained_model else 1e-5)
+                        if bn_eps is None else bn_eps)
         pretrained.load_pretrained(self, pretrained_model, n_fg_class, n_built, entry,
                                    self.reset_head, source=source)
         self.freeze(trainable_backbone_layers)
+
+    def make_box_head(self, n_class):
+        """The box head (``head``) for ``n_class`` classes; v1's is ``TwoMLPHead``."""
+        return torchvision_box_head.TorchvisionBoxHead(n_class, FPN_SCALES)
 
     def make_heads(self, n_class):
         """Build the RoI heads for ``n_class`` classes (background and unused ones
         included), before weights load: the box head here; Mask R-CNN adds its mask head."""
         with self.init_scope():
-            self.head = torchvision_box_head.TorchvisionBoxHead(n_class, FPN_SCALES)
+            self.head = self.make_box_head(n_class)
 
     @property
     def n_fg_class(self):
@@ -149,10 +159,13 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
         self.label_names = None
 
     def features(self, x):
-        """(B, 3, H, W) prepared batch, H and W multiples of 32 -> P2 ... P6 Variables."""
-        # NOTE: BN in test mode also while training: torchvision's FrozenBatchNorm2d.
+        """(B, 3, H, W) prepared batch, H and W multiples of 32 -> P2 ... P6 Variables.
+
+        The ResNet runs in test mode also while training (its BN frozen, torchvision's
+        FrozenBatchNorm2d); the FPN in the current mode (v2's FPN has BN that trains)."""
         with config.using_config('train', False):
-            return self.extractor(x)
+            hs = self.extractor.base(x)
+        return self.extractor.pyramid(hs)
 
     def forward(self, x, sizes=None):
         """Head outputs of a prepared batch.
@@ -224,8 +237,8 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
         """
         if source in ('torchvision', 'torch'):
             expected = set(dictionary.state_arrays(self)) - {'n_unused_class'}
-            arrays, n_unused_class = torchvision_names.convert_torchvision(raw, expected,
-                                                                           source)
+            arrays, n_unused_class = torchvision_names.convert_torchvision(
+                raw, expected, source, map_key=self.map_torchvision_key)
             arrays['n_unused_class'] = numpy.asarray(n_unused_class)
             return arrays
         if source == 'cvzoo':

@@ -4,7 +4,8 @@ with ``RPNHead`` and the default ``AnchorGenerator`` of ``fasterrcnn_resnet50_fp
 Every level P2 ... P6 holds, per cell, three anchors of one size (32, 64, 128, 256, 512
 from P2 to P6) at the ratios (h / w) 0.5, 1, 2, rounded to integers as torchvision does;
 a level's stride is ``padded input size // map size`` per axis. The head is one shared
-3x3 convolution + ReLU, then a 1x1 convolution with one objectness logit per anchor
+3x3 convolution + ReLU (``conv_depth`` of them in v2's ``RPNHead(conv_depth=2)``), then a
+1x1 convolution with one objectness logit per anchor
 (``conf``) and one with four offsets per anchor (``loc``, box coder weights (1, 1, 1, 1),
 dw and dh clipped at log(1000 / 16)).
 """
@@ -62,6 +63,8 @@ class TorchvisionRPN(L.Chain):
         in_channels (int): channels of the FPN's maps.
         anchor_sizes (sequence of int): one anchor size per level.
         ratios (sequence of float): anchor ratios (height / width).
+        conv_depth (int): 3x3 convolutions + ReLU before the two 1x1 layers; 1 is one
+            link ``conv``, more are the links ``conv/0``, ``conv/1``, ...
     """
 
     nms_thresh = 0.7
@@ -69,13 +72,18 @@ class TorchvisionRPN(L.Chain):
     n_train_pre_nms, n_train_post_nms = 2000, 2000
     n_test_pre_nms, n_test_post_nms = 1000, 1000
 
-    def __init__(self, in_channels=256, anchor_sizes=ANCHOR_SIZES, ratios=ANCHOR_RATIOS):
+    def __init__(self, in_channels=256, anchor_sizes=ANCHOR_SIZES, ratios=ANCHOR_RATIOS, *,
+                 conv_depth=1):
         super().__init__()
+        if not isinstance(conv_depth, int) or conv_depth < 1:
+            raise ValueError(f'conv_depth: expected an int >= 1, got {conv_depth!r}')
         self.anchor_sizes, self.ratios = tuple(anchor_sizes), tuple(ratios)
         init = {'initialW': initializers.Normal(0.01), 'initial_bias': initializers.Zero()}
         n_anchor = len(self.ratios)
+        convs = [L.Convolution2D(in_channels, in_channels, 3, 1, 1, **init)
+                 for _ in range(conv_depth)]
         with self.init_scope():
-            self.conv = L.Convolution2D(in_channels, in_channels, 3, 1, 1, **init)
+            self.conv = convs[0] if conv_depth == 1 else L.ChainList(*convs)
             self.conf = L.Convolution2D(in_channels, n_anchor, 1, **init)
             self.loc = L.Convolution2D(in_channels, n_anchor * 4, 1, **init)
 
@@ -83,8 +91,10 @@ class TorchvisionRPN(L.Chain):
         """FPN maps -> per level ``locs`` (B, K_l, 4) and ``confs`` (B, K_l) Variables,
         K_l = H_l * W_l * n_anchor in the anchors' order."""
         locs, confs = [], []
+        convs = self.conv if isinstance(self.conv, L.ChainList) else (self.conv,)
         for h in hs:
-            h = F.relu(self.conv(h))
+            for conv in convs:
+                h = F.relu(conv(h))
             B = h.shape[0]
             locs.append(F.reshape(F.transpose(self.loc(h), (0, 2, 3, 1)), (B, -1, 4)))
             confs.append(F.reshape(F.transpose(self.conf(h), (0, 2, 3, 1)), (B, -1)))

@@ -21,18 +21,24 @@ class MaskHead(L.Chain, level_roi_align.LevelRoIAlign):
         n_class (int): classes including the background.
         scales (tuple of float): feature pixels per input pixel of each level.
         in_channels (int): channels of the FPN's maps.
+        bn_eps (float or None): None: ``conv1`` ... ``conv4`` are biased convolutions; a
+            number: each is a convolution without bias, batch normalisation with this
+            epsilon and ReLU (torchvision's ``MaskRCNNHeads(norm_layer=BatchNorm2d)``,
+            Mask R-CNN v2).
     """
 
     roi_size = 14
 
-    def __init__(self, n_class, scales, in_channels=256):
+    def __init__(self, n_class, scales, in_channels=256, *, bn_eps=None):
         super().__init__()
         self.scales = tuple(scales)
         init = {'initialW': initializers.HeNormal(1, fan_option='fan_out')}
         with self.init_scope():
             for i, channels in enumerate((in_channels, 256, 256, 256), start=1):
-                setattr(self, f'conv{i}',
-                        conv2d_activ.Conv2DActiv(channels, 256, 3, 1, 1, **init))
+                layer = conv2d_activ.Conv2DActiv(channels, 256, 3, 1, 1, **init) \
+                    if bn_eps is None else L.Conv2DBNActiv(channels, 256, 3, 1, 1, **init,
+                                                           bn_kwargs={'eps': bn_eps})
+                setattr(self, f'conv{i}', layer)
             self.conv5 = L.Deconvolution2D(256, 256, 2, stride=2, **init)
         self.reset_classes(n_class)
 

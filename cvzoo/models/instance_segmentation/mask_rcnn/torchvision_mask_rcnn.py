@@ -24,6 +24,7 @@ from cvzoo import errors
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_instance_segmentation_label_names
 from cvzoo.models import zoo
+from cvzoo.models.classification.resnet import name_mapping as resnet_names
 from cvzoo.models.detection import torchvision_coco_classes, torchvision_resnet_fpn
 from cvzoo.models.detection.faster_rcnn import (
     torchvision_box_head,
@@ -80,7 +81,12 @@ class MaskRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
         unused ones included)."""
         super().make_heads(n_class)
         with self.init_scope():
-            self.mask_head = TorchvisionMaskHead(n_class, torchvision_fpn.FPN_SCALES)
+            self.mask_head = self.make_mask_head(n_class)
+
+    def make_mask_head(self, n_class):
+        """The mask head (``mask_head``) for ``n_class`` classes; v1's convolutions have
+        no BN."""
+        return TorchvisionMaskHead(n_class, torchvision_fpn.FPN_SCALES)
 
     def reset_head(self, n_fg_class):
         """Re-make the class-dependent layers of the box and mask heads (no unused
@@ -111,11 +117,11 @@ class MaskRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
 
     def convert_weights(self, raw, source):
         """The zoo's conversion hook: torchvision names (``'torchvision'``/``'torch'``)
-        or cvzoo's. The box part's keys go as Faster R-CNN's; the mask head's
-        (``roi_heads.mask_head.mask_fcn{i}`` or ``.{i - 1}.0``, ``roi_heads.
-        mask_predictor.conv5_mask``, ``.mask_fcn_logits``) to ``mask_head/conv{i}/conv``,
-        ``mask_head/conv5`` and ``mask_head/seg``, whose 91 COCO rows are reordered as the
-        box predictor's.
+        or cvzoo's. The box part's keys go as Faster R-CNN's (``map_torchvision_key``);
+        the mask head's (``roi_heads.mask_head.mask_fcn{i}`` or ``.{i - 1}.0``, BN's
+        ``.{i - 1}.1``, ``roi_heads.mask_predictor.conv5_mask``, ``.mask_fcn_logits``) to
+        ``mask_head/conv{i}/conv``, ``mask_head/conv{i}/bn``, ``mask_head/conv5`` and
+        ``mask_head/seg``, whose 91 COCO rows are reordered as the box predictor's.
 
         Raises:
             ValueError: another source.
@@ -128,15 +134,20 @@ class MaskRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
         mask_raw = {key: value for key, value in raw.items() if key.startswith(_MASK_PREFIXES)}
         box_raw = {key: value for key, value in raw.items() if key not in mask_raw}
         box_expected = {key for key in expected if not key.startswith('mask_head/')}
-        arrays, n_unused_class = torchvision_names.convert_torchvision(box_raw, box_expected,
-                                                                       source)
+        arrays, n_unused_class = torchvision_names.convert_torchvision(
+            box_raw, box_expected, source, map_key=self.map_torchvision_key)
         mask_arrays, unexpected = {}, []
         for key, value in mask_raw.items():
-            name = _mask_key(key)
-            if name is None or name not in expected:
+            try:
+                name = _mask_key(key)
+            except KeyError:
                 unexpected.append(key)
-            else:
+                continue
+            if name is not None and name not in expected:
+                unexpected.append(key)
+            elif name is not None:
                 mask_arrays[name] = value
+        mask_arrays = resnet_names.add_bn_counts(mask_arrays)
         missing = sorted(expected - box_expected - set(mask_arrays))
         if unexpected or missing:
             raise errors.WeightLoadError(
@@ -153,19 +164,22 @@ class MaskRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
 
 
 def _mask_key(key):
-    """cvzoo name of a torchvision mask head key, or None when it is not one."""
+    """cvzoo name (None: dropped, a BN's ``num_batches_tracked``) of a torchvision mask
+    head key; KeyError when it is not one."""
     parts = key.split('.')
-    leaf = _LEAF.get(parts[-1])
-    if leaf is None:
-        return None
     middle = '.'.join(parts[2:-1])
     if parts[1] == 'mask_head':
         for i in range(1, 5):
-            if middle in (f'mask_fcn{i}', f'{i - 1}.0'):
-                return f'mask_head/conv{i}/conv/{leaf}'
-        return None
-    return {'conv5_mask': f'mask_head/conv5/{leaf}',
-            'mask_fcn_logits': f'mask_head/seg/{leaf}'}.get(middle)
+            if middle in (f'mask_fcn{i}', f'{i - 1}.0') and parts[-1] in _LEAF:
+                return f'mask_head/conv{i}/conv/{_LEAF[parts[-1]]}'
+            if middle == f'{i - 1}.1' and parts[-1] in torchvision_names.BN_LEAF:
+                name = torchvision_names.BN_LEAF[parts[-1]]
+                return None if name is None else f'mask_head/conv{i}/bn/{name}'
+        raise KeyError(key)
+    name = {'conv5_mask': 'mask_head/conv5', 'mask_fcn_logits': 'mask_head/seg'}.get(middle)
+    if name is None or parts[-1] not in _LEAF:
+        raise KeyError(key)
+    return f'{name}/{_LEAF[parts[-1]]}'
 
 
 _BOX_ENTRY = torchvision_fpn.FasterRCNNResNet50FPN.weights['coco']

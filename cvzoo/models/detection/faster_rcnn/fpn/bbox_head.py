@@ -27,13 +27,23 @@ class FPNBboxHead(L.Chain, level_roi_align.LevelRoIAlign):
     def __init__(self, n_class, scales, in_channels=256):
         super().__init__()
         self.scales = tuple(scales)
-        fc1_in = in_channels * self.roi_size ** 2
         with self.init_scope():
-            self.fc1 = L.Linear(fc1_in, 1024, initialW=initializers.Uniform(fc1_in ** -0.5),
-                                initial_bias=initializers.Uniform(fc1_in ** -0.5))
-            self.fc2 = L.Linear(1024, 1024, initialW=initializers.Uniform(1024 ** -0.5),
-                                initial_bias=initializers.Uniform(1024 ** -0.5))
+            self.make_layers(in_channels)
         self.reset_classes(n_class)
+
+    def make_layers(self, in_channels):
+        """Build (within an init scope) the layers between the pooling and ``loc`` /
+        ``conf``, which :meth:`box_features` applies: ``fc1`` and ``fc2``."""
+        fc1_in = in_channels * self.roi_size ** 2
+        self.fc1 = L.Linear(fc1_in, 1024, initialW=initializers.Uniform(fc1_in ** -0.5),
+                            initial_bias=initializers.Uniform(fc1_in ** -0.5))
+        self.fc2 = L.Linear(1024, 1024, initialW=initializers.Uniform(1024 ** -0.5),
+                            initial_bias=initializers.Uniform(1024 ** -0.5))
+
+    def box_features(self, h):
+        """(R, C, 7, 7) pooled RoIs -> (R, 1024) features for ``loc`` and ``conf``."""
+        h = F.reshape(h, (len(h), int(numpy.prod(h.shape[1:]))))
+        return F.relu(self.fc2(F.relu(self.fc1(h))))
 
     def reset_classes(self, n_class):
         """(Re-)make ``loc`` (N(0, 0.001)) and ``conf`` (N(0, 0.01)) for n_class."""
@@ -48,7 +58,5 @@ class FPNBboxHead(L.Chain, level_roi_align.LevelRoIAlign):
     def forward(self, hs, rois, roi_indices):
         """FPN maps and (R, 4) RoIs -> (R, n_class * 4) offsets and (R, n_class) scores,
         in the RoIs' order (pooled by :meth:`LevelRoIAlign.pool`)."""
-        h = self.pool(hs, rois, roi_indices)
-        h = F.reshape(h, (len(rois), int(numpy.prod(h.shape[1:]))))
-        h = F.relu(self.fc2(F.relu(self.fc1(h))))
+        h = self.box_features(self.pool(hs, rois, roi_indices))
         return self.loc(h), self.conf(h)

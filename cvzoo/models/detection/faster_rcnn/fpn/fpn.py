@@ -16,22 +16,36 @@ class FPN(L.Chain):
         in_channels (sequence of int): channels of the base's maps.
         scales (tuple of float): feature pixels per input pixel of every output level
             (one more than the base's maps: 1/4, 1/8, 1/16, 1/32, 1/64).
+        bn_eps (float or None): None: the lateral and output layers are biased
+            convolutions; a number: each is a convolution without bias followed by batch
+            normalisation with this epsilon (``conv`` and ``bn`` children; torchvision's
+            FPN with ``norm_layer=BatchNorm2d``).
     """
 
-    def __init__(self, base, in_channels, scales):
+    def __init__(self, base, in_channels, scales, *, bn_eps=None):
         super().__init__()
         # NOTE: Glorot uniform (ChainerCV: Glorot normal, same variance; cvzoo has no normal)
         init = {'initialW': initializers.GlorotUniform()}
+        if bn_eps is None:
+            def layer(n_in, ksize, pad):
+                return L.Convolution2D(n_in, 256, ksize, 1, pad, **init)
+        else:
+            def layer(n_in, ksize, pad):
+                return L.Conv2DBNActiv(n_in, 256, ksize, 1, pad, activ=None,
+                                       bn_kwargs={'eps': bn_eps}, **init)
         with self.init_scope():
             self.base = base
-            self.inner = L.ChainList(*[L.Convolution2D(c, 256, 1, **init) for c in in_channels])
-            self.outer = L.ChainList(*[L.Convolution2D(256, 256, 3, 1, 1, **init)
-                                       for _ in in_channels])
+            self.inner = L.ChainList(*[layer(c, 1, 0) for c in in_channels])
+            self.outer = L.ChainList(*[layer(256, 3, 1) for _ in in_channels])
         self.scales = tuple(scales)
 
     def forward(self, x):
         """(B, 3, H, W), H and W multiples of 32 -> list of (B, 256, H * s, W * s)."""
-        hs = list(self.base(x))
+        return self.pyramid(self.base(x))
+
+    def pyramid(self, hs):
+        """The base's maps -> the output levels (lateral, top-down and output layers)."""
+        hs = list(hs)
         for i in reversed(range(len(hs))):
             hs[i] = self.inner[i](hs[i])
             if i + 1 < len(hs):
