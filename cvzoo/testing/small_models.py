@@ -28,11 +28,13 @@ BUILD_KWARGS = {
     'faster_rcnn_fpn_resnet50': SMALL_RESIZE,
     'faster_rcnn_fpn_resnet101': SMALL_RESIZE,
     'fasterrcnn_resnet50_fpn': SMALL_RESIZE,
+    'fasterrcnn_resnet50_fpn_v2': SMALL_RESIZE,
     'fcis_resnet101': SMALL_RESIZE,
     'mask_rcnn_fpn_resnet50': SMALL_RESIZE,
     'mask_rcnn_fpn_resnet101': SMALL_RESIZE,
     # few instances: every one of random weights passes and pools its mask
     'maskrcnn_resnet50_fpn': {**SMALL_RESIZE, 'max_detections': 10},
+    'maskrcnn_resnet50_fpn_v2': {**SMALL_RESIZE, 'max_detections': 10},
     # few instances: every one of random weights passes and pools its keypoints
     'keypointrcnn_resnet50_fpn': {**SMALL_RESIZE, 'max_detections': 10, 'n_point': 5},
     'retinanet_resnet50_fpn': SMALL_RESIZE,

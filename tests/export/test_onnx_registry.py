@@ -33,6 +33,7 @@ BUILD_KWARGS = {
     'faster_rcnn_fpn_resnet50': {'min_size': 64, 'max_size': 96},
     'faster_rcnn_fpn_resnet101': {'min_size': 64, 'max_size': 96},
     'fasterrcnn_resnet50_fpn': {'min_size': 64, 'max_size': 96},
+    'fasterrcnn_resnet50_fpn_v2': {'min_size': 64, 'max_size': 96},
     'retinanet_resnet50_fpn': {'min_size': 64, 'max_size': 96},
 }
 # the network input side; classifiers take 32 unless their head fixes it
@@ -45,6 +46,7 @@ EXPECTED_UNSUPPORTED = {
     'faster_rcnn_fpn_resnet50': 'RoIAlign2D',
     'faster_rcnn_fpn_resnet101': 'RoIAlign2D',
     'fasterrcnn_resnet50_fpn': 'RoIAlign2D',
+    'fasterrcnn_resnet50_fpn_v2': 'RoIAlign2D',
 }
 # the largest inputs (their heads fix the input size); the rest take about a minute
 SLOW = {'ssd512', 'vgg16'}

@@ -35,6 +35,7 @@ CVZOO_ONLY = {
     'deeplab_v3plus_xception65': 'scales and flips (deeplab_v3_plus.py)',
     'retinanet_resnet50_fpn': 'the network takes the sizes too (torchvision_resnet_fpn.py)',
     'fasterrcnn_resnet50_fpn': 'a two-stage detector (torchvision_resnet_fpn.py)',
+    'fasterrcnn_resnet50_fpn_v2': 'a two-stage detector (torchvision_resnet_fpn.py)',
     'faster_rcnn_vgg16': 'a two-stage detector (detect() crops RoIs)',
     'faster_rcnn_fpn_resnet50': 'a two-stage detector (detect() crops RoIs)',
     'faster_rcnn_fpn_resnet101': 'a two-stage detector (detect() crops RoIs)',
