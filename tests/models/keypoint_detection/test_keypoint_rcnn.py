@@ -106,7 +106,7 @@ def test_weights_entry():
 
 def test_a_cvzoo_file_brings_its_class_and_point_counts(model, tmp_path):
     path = str(tmp_path / 'trained.npz')
-    serializers.save_npz(path, model)
+    serializers.save_npz(path, model, compression=False)
     loaded = keypoint_rcnn.KeypointRCNNResNet50FPN(pretrained_model=path, source='cvzoo',
                                                    **SMALL)
     assert (loaded.n_fg_class, loaded.n_point) == (2, 5)
