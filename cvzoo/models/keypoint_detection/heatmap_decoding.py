@@ -119,8 +119,8 @@ def heatmaps_to_points(heatmap, roi, *, max_elements=MAX_ELEMENTS):
     >>> heatmap = numpy.zeros((1, 1, 4, 4), numpy.float32)
     >>> heatmap[0, 0, 1, 2] = 1
     >>> point, score = heatmaps_to_points(heatmap, numpy.array([[10, 20, 18, 28]], numpy.float32))
-    >>> point.tolist(), score.round(3).tolist()
-    ([[[15.5, 23.5]]], [[1.17]])
+    >>> point.tolist(), round(float(score[0, 0]), 3)
+    ([[[14.5, 22.5]]], 0.772)
     """
     if heatmap.ndim != 4 or heatmap.shape[2] != heatmap.shape[3]:
         raise ValueError(f'heatmap: expected (R, K, S, S), got shape {heatmap.shape}')
