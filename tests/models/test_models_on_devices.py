@@ -48,6 +48,8 @@ from cvzoo.models.instance_segmentation.mask_rcnn.mask_rcnn_train_chain import (
 from cvzoo.models.instance_segmentation.mask_rcnn.torchvision_mask_rcnn import (
     MaskRCNNResNet50FPN,
 )
+from cvzoo.models.keypoint_detection.keypoint_rcnn import KeypointRCNNResNet50FPN
+from cvzoo.models.keypoint_detection.keypoint_rcnn_train_chain import KeypointRCNNTrainChain
 from cvzoo.models.segmentation.pspnet.pspnet import PSPNet
 from cvzoo.models.segmentation.pspnet.pspnet_train_chain import PSPNetTrainChain
 from cvzoo.models.segmentation.segmentation_train_chain import SegmentationTrainChain
@@ -143,6 +145,23 @@ def instance_segmentation_train_batch(model, img):
     raise AssertionError(f'no train chain known for {type(model).__name__}; add it here')
 
 
+def keypoint_detection_train_batch(model, img):
+    """(train chain, its arguments) of one image with one instance and its keypoints."""
+    device = model.device
+    if isinstance(model, KeypointRCNNResNet50FPN):
+        prepared = model.prepare(img)
+        bbox, label = _detection_target(prepared.shape[1:])
+        corner, side = bbox[:, None, :2], bbox[:, None, 2:] - bbox[:, None, :2]
+        point = corner + side * numpy.random.RandomState(3).uniform(0, 1, (1, model.n_point, 2))
+        visible = numpy.ones((1, model.n_point), bool)
+        # points stay on the host, as the train chain takes them
+        return KeypointRCNNTrainChain(model, roi_n_sample=64), (
+            device.send(model.pad_batch([prepared])), [device.send(bbox)],
+            [device.send(label)], [point.astype(numpy.float32)], [visible],
+            [prepared.shape[1:]])
+    raise AssertionError(f'no train chain known for {type(model).__name__}; add it here')
+
+
 def segmentation_train_batch(model):
     """(train chain, its arguments): one standardised 64 x 64 image and a random label map
     (-1 ignored)."""
@@ -182,6 +201,8 @@ def train_batch(task, name, model):
         chain, arguments = detection_train_batch(model, _image())
     elif task == 'instance_segmentation':
         chain, arguments = instance_segmentation_train_batch(model, _image())
+    elif task == 'keypoint_detection':
+        chain, arguments = keypoint_detection_train_batch(model, _image())
     else:
         chain, arguments = segmentation_train_batch(model)
     chain.to_device(model.device)

@@ -37,7 +37,7 @@ def _images():
 @pytest.mark.parametrize('name', list_models())
 def test_predict_keeps_the_contract(name, build_small_model):
     task, model = build_small_model(name)
-    if task in ('detection', 'instance_segmentation'):
+    if task in small_models.FG_CLASS_TASKS:
         model.use_preset('evaluate')
         model.score_thresh = LOW_SCORE_THRESH
     model_checks.ASSERTIONS[task](model, _images(), small_models.n_class_of(name))
