@@ -122,6 +122,14 @@ def test_same_proposals_and_detections(torchvision, stand_in_roi_align, tmp_path
     model = torchvision_fpn.FasterRCNNResNet50FPN(
         pretrained_model=str(path), source='torchvision', min_size=min_size,
         max_size=max_size, bn_eps=1e-5)
+    assert_same_as_torchvision(model, imgs, proposals, detections, n_proposal, monkeypatch)
+
+
+def assert_same_as_torchvision(model, imgs, proposals, detections, n_proposal, monkeypatch):
+    """``model`` (torchvision's weights loaded) keeps ``n_proposal`` proposals and
+    predicts ``imgs`` with its 'evaluate' preset: its proposals and detections equal
+    torchvision's (``proposals``, ``detections`` of the same images) but for swaps of
+    near-tied neighbours; torchvision's detections of 'N/A' classes are left out."""
     model.rpn.n_test_post_nms = n_proposal
     assert (model.n_fg_class, model.n_unused_class) == (80, 10)
     model.use_preset('evaluate')

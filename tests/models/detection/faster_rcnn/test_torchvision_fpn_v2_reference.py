@@ -18,17 +18,15 @@ as in the v1 test.
 import numpy
 import pytest
 
-from cvzoo.core import backend
-from cvzoo.datasets.coco.coco_label_names import coco_category_id_to_label
 from cvzoo.models.detection.faster_rcnn import torchvision_fpn_v2
 from tests.helpers import torchvision_weights
 
 torch = pytest.importorskip('torch')
-# the v1 test's RoIAlign fixture and its comparisons (they need torch)
+# the v1 test's RoIAlign fixture and its comparison (they need torch)
 from tests.models.detection.faster_rcnn import test_torchvision_fpn_reference as v1  # noqa: E402
 
 pytestmark = pytest.mark.reference
-SIZES = ((100, 150), (90, 70))
+SIZES = v1.SIZES
 stand_in_roi_align = v1.stand_in_roi_align
 
 
@@ -69,11 +67,7 @@ def torchvision_v2_model(torchvision, builder, imgs, **kwargs):
     return model, images, features, proposals
 
 
-CASES = [pytest.param(64, 96, 100, id='small'),
-         pytest.param(128, 192, 1000, id='full', marks=pytest.mark.slow)]
-
-
-@pytest.mark.parametrize('min_size, max_size, n_proposal', CASES)
+@pytest.mark.parametrize('min_size, max_size, n_proposal', v1.CASES)
 def test_same_proposals_and_detections(torchvision, stand_in_roi_align, tmp_path, rng,
                                        monkeypatch, min_size, max_size, n_proposal):
     imgs = [rng.uniform(0, 255, (3,) + size).astype(numpy.float32) for size in SIZES]
@@ -86,33 +80,8 @@ def test_same_proposals_and_detections(torchvision, stand_in_roi_align, tmp_path
         torch, reference, tmp_path / 'fasterrcnn_v2.pth',
         torchvision_fpn_v2.FasterRCNNResNet50FPNV2, 'coco', min_size=min_size,
         max_size=max_size)
-    model.rpn.n_test_post_nms = n_proposal
-    assert (model.n_fg_class, model.n_unused_class) == (80, 10)
     assert model.extractor.base.res2.a.conv1.bn.eps == 1e-5
-    model.use_preset('evaluate')
-    recorded = []
-    propose = model.rpn.propose
-    monkeypatch.setattr(model.rpn, 'propose', lambda *args: recorded.append(propose(*args))
-                        or recorded[-1])
-    bboxes, labels, scores = model.predict(imgs)
-
-    rois, roi_indices = (backend.to_numpy(a) for a in recorded[0])
-    for i, expected in enumerate(proposals):
-        assert 0 < len(expected) <= n_proposal
-        v1._same_up_to_neighbour_swaps(rois[roi_indices == i], expected, 1e-2)
-    for i, detection in enumerate(detections):
-        category = detection['labels'].numpy()
-        kept = numpy.isin(category, list(coco_category_id_to_label))
-        assert (~kept).any(), "no detection of an 'N/A' class: their logits do not matter"
-        first = numpy.nonzero(kept)[0][:model.max_detections]
-        expected_labels = [coco_category_id_to_label[int(c)] for c in category[first]]
-        assert len(bboxes[i]) == len(expected_labels) > 0
-        v1._same_up_to_neighbour_swaps(
-            numpy.concatenate((bboxes[i], labels[i][:, None]), axis=1),
-            numpy.concatenate((detection['boxes'].numpy()[first],
-                               numpy.asarray(expected_labels)[:, None]), axis=1), 1e-2)
-        numpy.testing.assert_allclose(scores[i], detection['scores'].numpy()[first],
-                                      atol=1e-4)
+    v1.assert_same_as_torchvision(model, imgs, proposals, detections, n_proposal, monkeypatch)
 
 
 def test_every_torchvision_key_converts(torchvision):

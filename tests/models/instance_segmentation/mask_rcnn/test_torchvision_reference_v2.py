@@ -16,13 +16,12 @@ import numpy
 import pytest
 
 from cvzoo import errors
-from cvzoo.core import config
 from cvzoo.datasets.coco.coco_label_names import coco_category_id_to_label
 from cvzoo.models.instance_segmentation.mask_rcnn import torchvision_mask_rcnn_v2
 from tests.helpers import torchvision_weights
 
 torch = pytest.importorskip('torch')
-# the v1 test's RoIAlign fixture and mask IoU, the box v2 test's randomisation (need torch)
+# the v1 test's RoIAlign fixture and comparison, the box v2 test's randomisation (need torch)
 from tests.models.detection.faster_rcnn import (  # noqa: E402
     test_torchvision_fpn_v2_reference as box_v2,
 )
@@ -31,8 +30,8 @@ from tests.models.instance_segmentation.mask_rcnn import (  # noqa: E402
 )
 
 pytestmark = pytest.mark.reference
-SIZES = ((100, 150), (90, 70))
-MIN_SIZE, MAX_SIZE, N_PROPOSAL = 64, 96, 100
+SIZES = v1.SIZES
+MIN_SIZE, MAX_SIZE, N_PROPOSAL = v1.MIN_SIZE, v1.MAX_SIZE, v1.N_PROPOSAL
 stand_in_roi_align = v1.stand_in_roi_align
 
 
@@ -69,39 +68,7 @@ def test_same_instances_as_torchvision(torchvision, stand_in_roi_align, tmp_path
         torch, reference, tmp_path / 'maskrcnn_v2.pth',
         torchvision_mask_rcnn_v2.MaskRCNNResNet50FPNV2, 'coco', min_size=MIN_SIZE,
         max_size=MAX_SIZE)
-    model.rpn.n_test_post_nms = N_PROPOSAL
-    assert (model.n_fg_class, model.n_unused_class) == (80, 10)
-    model.use_preset('evaluate')
-    masks, labels, scores = model.predict(imgs)
-    prepared = [model.prepare(img) for img in imgs]
-    with config.using_config('train', False), config.no_backprop_mode():
-        _, bboxes, _, _ = model.segment(model.pad_batch(prepared),
-                                        [img.shape[1:] for img in imgs], prepared)
-    n_partial = 0
-    for i, detection in enumerate(detections):
-        category = detection['labels'].numpy()
-        kept = numpy.isin(category, list(coco_category_id_to_label))
-        assert (~kept).any(), "no detection of an 'N/A' class: their logits do not matter"
-        first = numpy.nonzero(kept)[0][:model.max_detections]
-        expected_label = numpy.array([coco_category_id_to_label[int(c)]
-                                      for c in category[first]])
-        expected_score = detection['scores'].numpy()[first]
-        expected_bbox = detection['boxes'].numpy()[first]
-        expected_mask = detection['masks'].numpy()[first, 0] >= 0.5
-        assert len(scores[i]) == len(expected_label) > 0
-        used = numpy.zeros(len(scores[i]), bool)
-        for k in range(len(expected_label)):
-            fits = ~used & (labels[i] == expected_label[k])
-            fits &= numpy.abs(scores[i] - expected_score[k]) <= 1e-4
-            fits &= (numpy.abs(bboxes[i] - expected_bbox[k]) <= 1e-2).all(axis=1)
-            assert fits.any(), f'image {i}: torchvision\'s detection {k} has no cvzoo twin'
-            candidates = numpy.nonzero(fits)[0]
-            ious = [v1._mask_iou(masks[i][c], expected_mask[k]) for c in candidates]
-            best = int(numpy.argmax(ious))
-            assert ious[best] >= 0.99, f'image {i}, detection {k}: mask IoU {ious[best]}'
-            used[candidates[best]] = True
-        n_partial += sum(0 < mask.mean() < 0.5 for mask in expected_mask)
-    assert n_partial > 0, 'every mask is empty or covers half the image or more'
+    v1.assert_same_instances_as_torchvision(model, imgs, detections)
 
 
 def test_torchvision_names_convert(torchvision):
