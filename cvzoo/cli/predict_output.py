@@ -71,6 +71,34 @@ def instance_segmentation(model, path, args, out):
         print(f'wrote {out}')
 
 
+def keypoint_detection(model, path, args, out):
+    """Print one line per instance (score, label, box, how many of its keypoints score
+    above 0); draw the boxes with their captions and those keypoints, joined by COCO's
+    skeleton for COCO's person keypoints, when ``out`` is given."""
+    model.use_preset('visualize')
+    if args.score_thresh is not None:
+        model.score_thresh = args.score_thresh
+    img = image_utils.read_image(path)
+    bboxes, points, point_scores, labels, scores = model.predict_with_bboxes([img])
+    bbox, point, label, score = bboxes[0], points[0], labels[0], scores[0]
+    # NOTE: the point scores are heatmap logits (torchvision's keypoints_scores)
+    visible = point_scores[0] > 0
+    label_names = getattr(model, 'label_names', None)
+    print(f'{path}: {len(bbox)} instances')
+    for box, lab, sc, shown in zip(bbox, label, score, visible):
+        coords = ', '.join(f'{v:.1f}' for v in box)
+        print(f'  {sc:.3f}  {_name(label_names, int(lab)):<14s} ({coords})  '
+              f'{int(shown.sum())}/{len(shown)} points')
+    if out:
+        drawn = visualize.vis_bbox(img, bbox, label, score, label_names=label_names)
+        skeleton = datasets.coco_point_skeleton if tuple(
+            getattr(model, 'point_names', None) or ()) == tuple(datasets.coco_keypoint_names) \
+            else None
+        visualize.vis_point(drawn.transpose(2, 0, 1), point, visible, skeleton=skeleton,
+                            out=out)
+        print(f'wrote {out}')
+
+
 def semantic_segmentation(model, path, args, out):
     """Print the share of each class; draw the label overlay with a legend when asked."""
     img = image_utils.read_image(path)
@@ -109,5 +137,6 @@ PRINTERS = {
     'classification': classification,
     'detection': detection,
     'instance_segmentation': instance_segmentation,
+    'keypoint_detection': keypoint_detection,
     'semantic_segmentation': semantic_segmentation,
 }

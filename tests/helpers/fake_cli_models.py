@@ -7,6 +7,8 @@ import numpy
 from PIL import Image
 
 from cvzoo.cli import commands
+from cvzoo.core import backend
+from cvzoo.models.keypoint_detection import keypoint_detector
 
 
 class FakeClassifier:
@@ -34,6 +36,30 @@ class FakeDetector:
     def predict(self, imgs):
         bbox = numpy.array([[1, 2, 10, 12]], numpy.float32)
         return [bbox], [numpy.array([1], numpy.int32)], [numpy.array([0.9], numpy.float32)]
+
+    def to_device(self, device):
+        return self
+
+
+class FakeKeypointDetector(keypoint_detector.KeypointDetector):
+    """Finds one person at (2, 3, 14, 13), score 0.8, with three keypoints in every image:
+    (4, 5) and (12, 6) scoring 2.5 and 1.0, and (8, 11) scoring -0.5 (not shown); the
+    keypoints are named as COCO's first three unless ``point_names`` is set."""
+
+    label_names = ('cat', 'person')
+    point_names = ('nose', 'left_eye', 'right_eye')
+    device = backend.CPU
+
+    def prepare(self, img):
+        return img
+
+    def detect_points(self, x, sizes, prepared):
+        self.thresholds = (self.score_thresh, self.nms_thresh)
+        bbox = numpy.array([[2, 3, 14, 13]], numpy.float32)
+        point = numpy.array([[[4, 5], [12, 6], [8, 11]]], numpy.float32)
+        point_score = numpy.array([[2.5, 1.0, -0.5]], numpy.float32)
+        return [bbox] * len(x), [point] * len(x), [point_score] * len(x), \
+            [numpy.array([1], numpy.int32)] * len(x), [numpy.array([0.8], numpy.float32)] * len(x)
 
     def to_device(self, device):
         return self
