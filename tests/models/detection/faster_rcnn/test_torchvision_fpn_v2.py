@@ -233,8 +233,7 @@ def test_zoo_entry():
     assert entry.preset == torchvision_fpn.FasterRCNNResNet50FPN.weights['coco'].preset
 
 
-# NOTE: slow: a 43.7M-parameter file is written, converted and loaded twice (~15 s here).
-@pytest.mark.slow
+# NOTE: a 43.7M-parameter file is written, converted and loaded twice (4 to 8 s here)
 def test_real_shape_file_loads_every_key(tmp_path, rng):
     arrays = random_state(torchvision_v2_shapes(), rng)
     path = tmp_path / 'fasterrcnn_v2.pth'

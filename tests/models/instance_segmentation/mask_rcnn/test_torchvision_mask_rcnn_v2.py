@@ -175,3 +175,24 @@ def test_one_training_step_trains_the_bn_of_the_fpn_and_both_heads(device):
     numpy.testing.assert_array_equal(
         backend.to_numpy(model.extractor.base.res5.a.conv1.bn.avg_mean), resnet_mean)
     assert backend.to_numpy(model.mask_head.seg.W.grad).any()
+
+
+# NOTE: a 46.4M-parameter file is written, converted and loaded twice (4 to 8 s here)
+def test_real_shape_file_loads_every_key(tmp_path, rng):
+    arrays = box_v2.random_state(torchvision_v2_shapes(), rng)
+    path = tmp_path / 'maskrcnn_v2.pth'
+    pth_writer.write_state_dict(path, arrays)
+    model = torchvision_mask_rcnn_v2.MaskRCNNResNet50FPNV2(pretrained_model=str(path))
+    assert (model.n_fg_class, model.n_unused_class) == (80, 10)
+    numpy.testing.assert_array_equal(model.mask_head.conv2.bn.avg_var,
+                                     arrays['roi_heads.mask_head.1.1.running_var'])
+    numpy.testing.assert_array_equal(model.mask_head.conv4.conv.W.array,
+                                     arrays['roi_heads.mask_head.3.0.weight'])
+    logits = arrays['roi_heads.mask_predictor.mask_fcn_logits.bias']
+    assert model.mask_head.seg.b.array[0] == logits[0]
+    other = torchvision_mask_rcnn_v2.MaskRCNNResNet50FPNV2(n_fg_class=7,
+                                                         pretrained_model=str(path))
+    assert (other.n_fg_class, other.n_unused_class) == (7, 0)
+    assert other.mask_head.seg.W.shape == (8, 256, 1, 1)
+    numpy.testing.assert_array_equal(other.mask_head.conv1.bn.gamma.array,
+                                     arrays['roi_heads.mask_head.0.1.weight'])
