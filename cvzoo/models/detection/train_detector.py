@@ -34,8 +34,9 @@ def train_detector(model, optimizer, dataset, label_names, *, out, batchsize,
     """Train ``model`` and write ``out/model_final.npz``.
 
     Args:
-        model (Detector): the model, on the host; moved to ``device`` here, after the
-            communicator chose this rank's device.
+        model (Detector): the model, on the host; moved to ``device`` here with the train
+            chain around it (``optimizer.target``), after the communicator chose this
+            rank's device.
         optimizer: set up on the model's train chain.
         dataset: the training examples as the train chain takes them (the dataset
             through its augmentation, e.g. ``TransformDataset(train, SSDTransform(...))``).
@@ -83,7 +84,9 @@ def train_detector(model, optimizer, dataset, label_names, *, out, batchsize,
     if communicator != 'none':
         comm, dataset, optimizer, device = data_parallel.setup_data_parallel(
             communicator, dataset, optimizer, device, seed)
-    model.to_device(device)
+    # NOTE: the whole train chain moves, not only the model inside it: a chain builds its
+    # targets with its own array module
+    optimizer.target.to_device(device)
     iterator = serial_iterator.SerialIterator(dataset, batchsize, seed=seed)
     updater = standard_updater.StandardUpdater(iterator, optimizer, converter=converter,
                                                device=device)

@@ -39,6 +39,14 @@ def test_learning_rate_warms_up_then_steps(tmp_path, rng):
     assert lrs == [0.1, 0.15, 0.2, 0.25, 0.3, 0.3, 0.03, 0.03]
 
 
+def test_trains_on_the_device_with_its_chain(tmp_path, rng, device):
+    # the chain builds its targets with its own xp: it must move with the model
+    trainer = _ssd_run(tmp_path, rng, iteration=2, device=device)
+    chain = trainer.updater.get_optimizer('main').target
+    assert str(chain.device) == str(chain.model.device) == device
+    assert (tmp_path / 'model_final.npz').exists()
+
+
 def _examples(rng, n=2):
     bbox = numpy.array([[4, 6, 40, 50]], numpy.float32)
     return [(rng.uniform(0, 255, (3, 64, 64)).astype(numpy.float32), bbox,

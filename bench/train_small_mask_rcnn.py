@@ -1,0 +1,134 @@
+"""Train the small Mask R-CNN of tests/helpers/small_mask_rcnn.py from scratch on generated
+shapes and measure its mask mAP on held-out images: the training proof of
+scripts/train_mask_rcnn.py's code path (cvzoo.models.train_mask_rcnn), on any device.
+
+    python bench/train_small_mask_rcnn.py --device cuda:0 --time-budget 300 --out OUT
+
+The shapes (tests/helpers/coco_shapes.py, non-overlapping, 1 to 3 per image) are written
+as a COCO json, read by the dataset registry and augmented by MaskRCNNTransform, as a
+user's data would be. The number of iterations is ``--iteration`` or, with
+``--time-budget``, what fits that many seconds at the speed of ten timed steps. Prints
+and writes (``--out``/result.json) the settings, seconds per iteration, the final losses
+and the mask mAP@0.5 and @0.7 (VOC, InstanceSegmentationVOCEvaluator) on the held-out
+and on as many training images.
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import sys
+import time
+
+import numpy
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+
+from cvzoo.core import backend  # noqa: E402
+from cvzoo.datasets.registry import load_instance_segmentation_dataset  # noqa: E402
+from cvzoo.datasets.sub_dataset import SubDataset  # noqa: E402
+from cvzoo.datasets.transform_dataset import TransformDataset  # noqa: E402
+from cvzoo.evaluators.instance_segmentation_evaluators import (  # noqa: E402
+    InstanceSegmentationVOCEvaluator,
+)
+from cvzoo.models import train_mask_rcnn as training  # noqa: E402
+from cvzoo.transforms.instance_segmentation_transform import (  # noqa: E402
+    MaskRCNNTransform,
+    drop_crowded,
+)
+from tests.helpers.coco_shapes import write_coco_shapes  # noqa: E402
+from tests.helpers.small_mask_rcnn import build_small_mask_rcnn, small_train_chain  # noqa: E402
+
+
+def make_shapes(root, size, n_train, n_val):
+    """The train and val jsons of generated shapes under ``root`` (written once)."""
+    root = pathlib.Path(root)
+    for split, n, seed in (('train', n_train, 0), ('val', n_val, 1)):
+        if not (root / 'annotations' / f'instances_{split}.json').exists():
+            write_coco_shapes(root, split, n, size=size, seed=seed, overlap=False)
+    train = load_instance_segmentation_dataset(
+        str(root / 'annotations' / 'instances_train.json'))
+    val = load_instance_segmentation_dataset(
+        str(root / 'annotations' / 'instances_val.json'), label_names=train.label_names)
+    return train, val
+
+
+def seconds_per_step(model, dataset, args):
+    """Median seconds of ten training steps (after two) on a copy of the train chain."""
+    chain = small_train_chain(model, args.n_sample).to_device(args.device)
+    optimizer = training.make_optimizer(chain, 0.0, False)
+    converter = training.PaddedBatch(model)
+    times = []
+    for i in range(12):
+        batch = converter([dataset[(i * args.batchsize + j) % len(dataset)]
+                           for j in range(args.batchsize)], args.device)
+        start = time.perf_counter()
+        optimizer.update(chain, *batch)
+        if model.xp is not numpy:  # the step's kernels end before the clock stops
+            with backend.using_device_of(model.extractor.base.conv1.conv.W.array):
+                model.xp.cuda.get_current_stream().synchronize()
+        times.append(time.perf_counter() - start)
+    return float(numpy.median(times[2:]))
+
+
+def mask_map(model, dataset, label_names):
+    """VOC mask AP at 0.5 and 0.7 of ``model`` on ``dataset``."""
+    model.use_preset('evaluate')
+    result = {}
+    for thresh in (0.5, 0.7):
+        report = InstanceSegmentationVOCEvaluator(
+            TransformDataset(dataset, drop_crowded), model, iou_thresh=thresh,
+            label_names=label_names).evaluate()
+        result[f'map@{thresh}'] = float(report['map'])
+    return result
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--device', default='cpu')
+    parser.add_argument('--out', default='result/small_mask_rcnn')
+    parser.add_argument('--data', default=None, help='shapes folder (default OUT/shapes)')
+    parser.add_argument('--size', type=int, default=96)
+    parser.add_argument('--n-train', type=int, default=400)
+    parser.add_argument('--n-val', type=int, default=50)
+    parser.add_argument('--batchsize', type=int, default=2)
+    parser.add_argument('--lr', type=float, default=0.02)
+    parser.add_argument('--n-sample', type=int, default=64, help='RoIs per image')
+    parser.add_argument('--iteration', type=int, default=None)
+    parser.add_argument('--time-budget', type=float, default=None,
+                        help='seconds of training (sets the iterations)')
+    parser.add_argument('--seed', type=int, default=0)
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    train, val = make_shapes(args.data or os.path.join(args.out, 'shapes'), args.size,
+                             args.n_train, args.n_val)
+    model = build_small_mask_rcnn(len(train.label_names), args.size, seed=args.seed)
+    dataset = TransformDataset(train.dataset, MaskRCNNTransform(model, args.seed))
+    model.to_device(args.device)
+    step = seconds_per_step(model, dataset, args)
+    model = build_small_mask_rcnn(len(train.label_names), args.size, seed=args.seed)
+    dataset = TransformDataset(train.dataset, MaskRCNNTransform(model, args.seed))
+    iteration = args.iteration or max(int(args.time_budget / step) // 100 * 100, 100)
+    start = time.perf_counter()
+    training.train_mask_rcnn(
+        model, dataset, train.label_names, out=args.out, iteration=iteration,
+        batchsize=args.batchsize, lr=args.lr, device=args.device, seed=args.seed,
+        train_chain=small_train_chain(model, args.n_sample))
+    trained = time.perf_counter() - start
+    with open(os.path.join(args.out, 'log')) as f:
+        last = json.loads(f.read().splitlines()[-1])
+    result = {'device': args.device, 'size': args.size, 'n_train': args.n_train,
+              'batchsize': args.batchsize, 'lr': args.lr, 'n_sample': args.n_sample,
+              'iteration': iteration, 'timed_step_s': step, 'train_s': trained,
+              'losses': {k: v for k, v in last.items() if k.startswith('main/')},
+              'val': mask_map(model, val.dataset, train.label_names),
+              'train': mask_map(model, SubDataset(train.dataset, 0, args.n_val),
+                                train.label_names)}
+    print(json.dumps(result))
+    with open(os.path.join(args.out, 'result.json'), 'w') as f:
+        json.dump(result, f, indent=1)
+
+
+if __name__ == '__main__':
+    main()
