@@ -72,10 +72,18 @@ def _torchvision_model(torchvision, imgs, min_size, max_size, n_proposal):
         model.backbone(images.tensors)
     model.eval()
     model.roi_heads.detections_per_img = 100_000
+    scale_for_comparison(model)
+    return model
+
+
+def scale_for_comparison(model):
+    """Make a random torchvision R-CNN's detections worth comparing (see the module
+    docstring): the ResNet's BN variances floored, its residual branches' last BN scaled
+    by 0.1, the RPN's logits and offsets and the box predictor scaled up."""
     with torch.no_grad():
-        for bn in batch_norms:
-            bn.running_var.clamp_(min=float(bn.running_var.median()) * 0.1 + 1e-3)
         for name, module in model.backbone.body.named_modules():
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.running_var.clamp_(min=float(module.running_var.median()) * 0.1 + 1e-3)
             if name.endswith('bn3'):
                 module.weight *= 0.1
         model.rpn.head.cls_logits.weight *= 20
@@ -83,7 +91,6 @@ def _torchvision_model(torchvision, imgs, min_size, max_size, n_proposal):
         predictor = model.roi_heads.box_predictor
         predictor.bbox_pred.weight *= 5
         predictor.cls_score.weight *= 10
-    return model
 
 
 def _torchvision_outputs(model, imgs):

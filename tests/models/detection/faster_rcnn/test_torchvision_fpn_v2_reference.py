@@ -30,22 +30,6 @@ SIZES = v1.SIZES
 stand_in_roi_align = v1.stand_in_roi_align
 
 
-def _scale_like_v1(model):
-    """The v1 test's changes: the ResNet's variances floored, its residual branches' last
-    BN scaled by 0.1, the RPN's logits and offsets and the predictor scaled up."""
-    with torch.no_grad():
-        for name, module in model.backbone.body.named_modules():
-            if isinstance(module, torch.nn.BatchNorm2d):
-                module.running_var.clamp_(min=float(module.running_var.median()) * 0.1 + 1e-3)
-            if name.endswith('bn3'):
-                module.weight *= 0.1
-        model.rpn.head.cls_logits.weight *= 20
-        model.rpn.head.bbox_pred.weight *= 10
-        predictor = model.roi_heads.box_predictor
-        predictor.bbox_pred.weight *= 5
-        predictor.cls_score.weight *= 10
-
-
 def torchvision_v2_model(torchvision, builder, imgs, **kwargs):
     """torchvision's v2 model of ``builder`` with random weights and BN statistics (see
     the module docstring), in eval mode; returns ``(model, transformed images, its
@@ -56,7 +40,7 @@ def torchvision_v2_model(torchvision, builder, imgs, **kwargs):
     with torch.no_grad():
         images, _ = model.transform([torch.from_numpy(img / 255) for img in imgs])
     torchvision_weights.randomize_batch_norm(torch, model.backbone, images.tensors, seed=0)
-    _scale_like_v1(model)
+    v1.scale_for_comparison(model)
     with torch.no_grad():
         features = model.backbone(images.tensors)
         proposals, _ = model.rpn(images, features)

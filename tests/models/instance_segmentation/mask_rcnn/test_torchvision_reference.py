@@ -25,6 +25,9 @@ from cvzoo.models.instance_segmentation.mask_rcnn import torchvision_mask_rcnn
 
 torch = pytest.importorskip('torch')
 from tests.helpers import torch_roi_align  # noqa: E402 - needs torch
+from tests.models.detection.faster_rcnn import (  # noqa: E402 - needs torch
+    test_torchvision_fpn_reference as box_reference,
+)
 pytestmark = pytest.mark.reference
 
 
@@ -54,26 +57,22 @@ def _torchvision_model(torchvision, imgs):
         model.backbone(images.tensors)
     model.eval()
     model.roi_heads.detections_per_img = 100_000
+    box_reference.scale_for_comparison(model)
+    scale_mask_logits(model, imgs)
+    return model
+
+
+def scale_mask_logits(model, imgs):
+    """Scale torchvision's mask logits on ``imgs`` to about 3 (masks neither empty nor
+    full) and draw their biases from [-1, 1]."""
     logits = []
     hook = model.roi_heads.mask_predictor.register_forward_hook(
         lambda module, inputs, output: logits.append(output))
     with torch.no_grad():
-        for bn in batch_norms:
-            bn.running_var.clamp_(min=float(bn.running_var.median()) * 0.1 + 1e-3)
-        for name, module in model.backbone.body.named_modules():
-            if name.endswith('bn3'):
-                module.weight *= 0.1
-        model.rpn.head.cls_logits.weight *= 20
-        model.rpn.head.bbox_pred.weight *= 10
-        predictor = model.roi_heads.box_predictor
-        predictor.bbox_pred.weight *= 5
-        predictor.cls_score.weight *= 10
         model([torch.from_numpy(img / 255) for img in imgs])
         hook.remove()
-        # mask logits of about 3: masks neither empty nor full
         model.roi_heads.mask_predictor.mask_fcn_logits.weight *= 3 / float(logits[0].std())
         model.roi_heads.mask_predictor.mask_fcn_logits.bias.uniform_(-1, 1)
-    return model
 
 
 def _mask_iou(a, b):

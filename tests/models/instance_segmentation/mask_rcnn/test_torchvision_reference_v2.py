@@ -45,15 +45,7 @@ def _torchvision_model(torchvision, imgs):
                                      images.image_sizes)
     torchvision_weights.randomize_batch_norm(torch, heads.mask_head, pooled, seed=2)
     model.eval()
-    logits = []
-    hook = heads.mask_predictor.register_forward_hook(
-        lambda module, inputs, output: logits.append(output))
-    with torch.no_grad():
-        model([torch.from_numpy(img / 255) for img in imgs])
-        hook.remove()
-        # mask logits of about 3: masks neither empty nor full
-        heads.mask_predictor.mask_fcn_logits.weight *= 3 / float(logits[0].std())
-        heads.mask_predictor.mask_fcn_logits.bias.uniform_(-1, 1)
+    v1.scale_mask_logits(model, imgs)
     return model
 
 
