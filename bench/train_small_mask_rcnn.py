@@ -25,7 +25,6 @@ import numpy
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-from cvzoo.core import backend  # noqa: E402
 from cvzoo.datasets.registry import load_instance_segmentation_dataset  # noqa: E402
 from cvzoo.datasets.sub_dataset import SubDataset  # noqa: E402
 from cvzoo.datasets.transform_dataset import TransformDataset  # noqa: E402
@@ -66,8 +65,7 @@ def seconds_per_step(model, dataset, args):
         start = time.perf_counter()
         optimizer.update(chain, *batch)
         if model.xp is not numpy:  # the step's kernels end before the clock stops
-            with backend.using_device_of(model.extractor.base.conv1.conv.W.array):
-                model.xp.cuda.get_current_stream().synchronize()
+            model.xp.cuda.Device(model.device.id).synchronize()
         times.append(time.perf_counter() - start)
     return float(numpy.median(times[2:]))
 
