@@ -60,6 +60,33 @@ def test_groups_give_the_same_points(rng):
         numpy.testing.assert_array_equal(grouped[1], whole[1])
 
 
+def test_first_pass_rows_do_not_change_the_points(rng):
+    heatmap, roi = _heatmaps(rng, 10, S=20), _rois(rng, 10)
+    whole = heatmap_decoding.heatmaps_to_points(heatmap, roi, n_row=10 ** 4)
+    for n_row in (0, 1, 3):  # few rows: most maps are resized again, whole
+        found = heatmap_decoding.heatmaps_to_points(heatmap, roi, n_row=n_row)
+        numpy.testing.assert_array_equal(found[0], whole[0])
+        numpy.testing.assert_array_equal(found[1], whole[1])
+
+
+def test_a_peak_is_found_in_the_first_pass(rng):
+    yy, xx = numpy.mgrid[:56, :56]
+    centre = rng.uniform(5, 50, (6, 4, 2))
+    heatmap = 8 * numpy.exp(-((xx - centre[..., :1, None]) ** 2
+                              + (yy - centre[..., 1:, None]) ** 2) / 8)
+    heatmap = (heatmap + rng.normal(0, 0.1, heatmap.shape)).astype(numpy.float32)
+    height, width = numpy.array([30, 90, 200, 56, 7, 150]), numpy.array([80, 40, 120, 56, 3, 9])
+    value, row, column, exact = heatmap_decoding._search_group(
+        heatmap, height, width, (200, 120), heatmap_decoding.N_ROW)
+    assert exact.all()
+    for i in range(6):
+        resized = heatmap_decoding._resize_group(heatmap[i:i + 1], height[i:i + 1],
+                                                 width[i:i + 1], height[i], width[i])[0]
+        flat = resized.reshape(4, -1)
+        numpy.testing.assert_array_equal(value[i], flat.max(axis=1))
+        numpy.testing.assert_array_equal(row[i] * width[i] + column[i], flat.argmax(axis=1))
+
+
 def test_groups_cover_every_roi_once():
     height = numpy.array([50, 40, 40, 10, 3, 1])
     width = numpy.array([5, 60, 10, 10, 80, 1])
