@@ -18,6 +18,15 @@ def _name(label_names, label):
     return label_names[label]
 
 
+def _read_for_visualize(model, path, args):
+    """The image at ``path``, after the model took its 'visualize' preset and
+    ``--score-thresh``."""
+    model.use_preset('visualize')
+    if args.score_thresh is not None:
+        model.score_thresh = args.score_thresh
+    return image_utils.read_image(path)
+
+
 def classification(model, path, args, out):
     """Print the top-k classes with their probabilities."""
     probs = model.predict([path])[0]
@@ -32,10 +41,7 @@ def classification(model, path, args, out):
 
 def detection(model, path, args, out):
     """Print one line per detected box; draw the boxes when ``out`` is given."""
-    model.use_preset('visualize')
-    if args.score_thresh is not None:
-        model.score_thresh = args.score_thresh
-    img = image_utils.read_image(path)
+    img = _read_for_visualize(model, path, args)
     bboxes, labels, scores = model.predict([img])
     bbox, label, score = bboxes[0], labels[0], scores[0]
     label_names = getattr(model, 'label_names', None)
@@ -51,10 +57,7 @@ def detection(model, path, args, out):
 def instance_segmentation(model, path, args, out):
     """Print one line per instance (score, label, box, mask area); draw the masks, boxes,
     captions and a legend of the instances when ``out`` is given."""
-    model.use_preset('visualize')
-    if args.score_thresh is not None:
-        model.score_thresh = args.score_thresh
-    img = image_utils.read_image(path)
+    img = _read_for_visualize(model, path, args)
     masks, labels, scores = model.predict([img])
     mask, label, score = masks[0], labels[0], scores[0]
     label_names = getattr(model, 'label_names', None)
@@ -75,10 +78,7 @@ def keypoint_detection(model, path, args, out):
     """Print one line per instance (score, label, box, how many of its keypoints score
     above 0); draw the boxes with their captions and those keypoints, joined by COCO's
     skeleton for COCO's person keypoints, when ``out`` is given."""
-    model.use_preset('visualize')
-    if args.score_thresh is not None:
-        model.score_thresh = args.score_thresh
-    img = image_utils.read_image(path)
+    img = _read_for_visualize(model, path, args)
     bboxes, points, point_scores, labels, scores = model.predict_with_bboxes([img])
     bbox, point, label, score = bboxes[0], points[0], labels[0], scores[0]
     # NOTE: the point scores are heatmap logits (torchvision's keypoints_scores)

@@ -2,10 +2,9 @@
 
 torchvision's model is built with a fixed seed (weights=None, weights_backbone=None, two
 classes and 17 keypoints, BatchNorm2d with eps 1e-5 in eval mode) and made
-non-degenerate as the Mask R-CNN reference test makes its model
-(tests/models/instance_segmentation/mask_rcnn/test_torchvision_reference.py: BN
-statistics of the test images, scaled logits and offsets), its heatmap logits scaled to
-a few units; it is saved with torch.save and cvzoo loads the file (source 'torchvision',
+non-degenerate as the Faster and Mask R-CNN reference tests make theirs (BN statistics
+of the test images, then ``scale_for_comparison``: floored variances, damped residual
+branches, scaled logits and offsets), its heatmap logits scaled to a few units; it is saved with torch.save and cvzoo loads the file (source 'torchvision',
 bn_eps 1e-5). Both detect on two images of different sizes; the detections pair one to
 one: same label, score within 1e-4, box within 1e-2 pixels, every keypoint's score within
 1e-3, and its point within 1e-2 pixels where torchvision's resized heatmap has one clear
@@ -27,6 +26,9 @@ from cvzoo.models.keypoint_detection import keypoint_rcnn
 
 torch = pytest.importorskip('torch')
 from tests.helpers import torch_roi_align  # noqa: E402 - needs torch
+from tests.models.detection.faster_rcnn.test_torchvision_fpn_reference import (  # noqa: E402
+    scale_for_comparison,
+)
 pytestmark = pytest.mark.reference
 
 SIZES = ((100, 150), (90, 70))
@@ -55,20 +57,11 @@ def _torchvision_model(torchvision, imgs):
         images, _ = model.transform([torch.from_numpy(img / 255) for img in imgs])
         model.backbone(images.tensors)
     model.eval()
+    scale_for_comparison(model)
     logits = []
     hook = model.roi_heads.keypoint_predictor.register_forward_hook(
         lambda module, inputs, output: logits.append(output))
     with torch.no_grad():
-        for bn in batch_norms:
-            bn.running_var.clamp_(min=float(bn.running_var.median()) * 0.1 + 1e-3)
-        for name, module in model.backbone.body.named_modules():
-            if name.endswith('bn3'):
-                module.weight *= 0.1
-        model.rpn.head.cls_logits.weight *= 20
-        model.rpn.head.bbox_pred.weight *= 10
-        predictor = model.roi_heads.box_predictor
-        predictor.bbox_pred.weight *= 5
-        predictor.cls_score.weight *= 10
         model([torch.from_numpy(img / 255) for img in imgs])
         hook.remove()
         # heatmap logits of a few units, with a bias per keypoint
