@@ -18,6 +18,7 @@ EVAL_SCRIPTS = {
     'detection': 'scripts/eval_detection.py',
     'semantic_segmentation': 'scripts/eval_semantic_segmentation.py',
     'instance_segmentation': 'scripts/eval_instance_segmentation.py',
+    'keypoint_detection': 'scripts/eval_keypoint_detection.py',
 }
 EVAL_DATASETS = {
     'imagenet_val': 'IMAGENET_VAL_DIR',

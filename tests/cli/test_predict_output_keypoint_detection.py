@@ -5,8 +5,9 @@ import numpy
 import pytest
 from PIL import Image
 
-from cvzoo.cli import main, predict_output
+from cvzoo.cli import main, model_card, predict_output
 from cvzoo.datasets.coco.coco_keypoint_names import coco_keypoint_names
+from cvzoo.models import weights_schema
 from cvzoo.utils import visualize
 from tests.helpers import fake_cli_models
 
@@ -71,3 +72,11 @@ def test_coco_keypoints_are_joined_by_the_skeleton(monkeypatch, capsys, tmp_path
     assert '2/17 points' in capsys.readouterr().out
     picture = numpy.asarray(Image.open(out).convert('RGB'))
     assert picture[5, 8].tolist() == RED  # on the limb
+
+
+def test_model_card_reproduces_with_the_keypoint_evaluation():
+    card = model_card.model_card('keypointrcnn_resnet50_fpn')
+    assert ('reproduce: python scripts/eval_keypoint_detection.py --model '
+            'keypointrcnn_resnet50_fpn --pretrained-model coco --dataset coco-val2017') in card
+    score = weights_schema.Score('keypoint_map_coco', 0.5, 'coco_val2017', 'a test')
+    assert model_card.eval_command('x', 'k', score, 'pose_tracking').startswith('none here')
