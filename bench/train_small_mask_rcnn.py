@@ -82,7 +82,8 @@ def mask_map(model, dataset, label_names):
     return result
 
 
-def main():
+def main(argv=None):
+    """Run the measurement (``argv``: the command-line arguments; None reads sys.argv)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--device', default='cpu')
     parser.add_argument('--out', default='result/small_mask_rcnn')
@@ -97,7 +98,7 @@ def main():
     parser.add_argument('--time-budget', type=float, default=None,
                         help='seconds of training (sets the iterations)')
     parser.add_argument('--seed', type=int, default=0)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     train, val = make_shapes(args.data or os.path.join(args.out, 'shapes'), args.size,
                              args.n_train, args.n_val)
@@ -126,6 +127,7 @@ def main():
     print(json.dumps(result))
     with open(os.path.join(args.out, 'result.json'), 'w') as f:
         json.dump(result, f, indent=1)
+    return result
 
 
 if __name__ == '__main__':
