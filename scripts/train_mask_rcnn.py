@@ -82,7 +82,9 @@ def _parser():
     parser.add_argument('--val', default=None, help='a COCO-format json to evaluate on')
     parser.add_argument('--model', choices=MODELS, default='mask_rcnn_fpn_resnet50')
     parser.add_argument('--pretrained-model', default='imagenet',
-                        help="'imagenet' (the backbone), 'coco' or a file; 'none': random")
+                        help="'imagenet' (the backbone), 'coco' or a file; 'none': random "
+                             '(its batch norms then train: use --batchsize 4 or more, see '
+                             'docs/train_instance_segmentation.md)')
     parser.add_argument('--min-size', type=int, default=800)
     parser.add_argument('--max-size', type=int, default=1333)
     parser.add_argument('--iteration', type=int, default=20000)
