@@ -20,7 +20,9 @@ MIN_SIZE, MAX_SIZE = 128, 192
 @pytest.fixture(scope='module')
 def model():
     """One small-input model with 3 classes, shared by the module's tests. Its RPN keeps
-    50 proposals per image (torchvision's 1000 cost seconds of RoIAlign per image)."""
+    50 proposals per image (torchvision's 1000 cost seconds of RoIAlign per image). Its
+    weights are seeded: a test counts its detections, which depend on them."""
+    numpy.random.seed(0)
     model = torchvision_fpn.FasterRCNNResNet50FPN(n_fg_class=3, min_size=MIN_SIZE,
                                                   max_size=MAX_SIZE)
     model.rpn.n_test_post_nms = 50
