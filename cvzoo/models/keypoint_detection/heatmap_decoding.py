@@ -205,7 +205,7 @@ def heatmaps_to_points(heatmap, roi, *, max_elements=MAX_ELEMENTS, n_row=N_ROW):
     Args:
         heatmap (array): (R, K, S, S) float32 heatmap logits.
         roi (array): (R, 4) float32 boxes (x_min, y_min, x_max, y_max) in pixels, on the
-            heatmap's device.
+            heatmap's device or on the host (then their sizes cost no device sync).
         max_elements (int): values of resized maps computed at once (memory bound).
         n_row (int): output rows of each map resized in the first pass, besides four
             per heatmap row.
@@ -231,10 +231,12 @@ def heatmaps_to_points(heatmap, roi, *, max_elements=MAX_ELEMENTS, n_row=N_ROW):
     xp = backend.get_array_module(heatmap)
     R, K, S = heatmap.shape[:3]
     f32 = numpy.float32
-    roi = roi.astype(f32, copy=False)
+    roi_xp = backend.get_array_module(roi)
+    grid = roi_xp.ceil(roi_xp.maximum(roi[:, 2:] - roi[:, :2], f32(1))).astype(numpy.int64)
+    (grid_host,) = detector.to_host(grid)
+    roi = xp.asarray(roi, f32)
     size = xp.maximum(roi[:, 2:] - roi[:, :2], f32(1))  # (w, h)
     grid = xp.ceil(size)
-    (grid_host,) = detector.to_host(grid.astype(numpy.int64))
     grid_host = grid_host.reshape(-1, 2)
     value = xp.zeros((R, K), f32)
     cell = xp.zeros((R, K, 2), numpy.int64)  # (column, row)

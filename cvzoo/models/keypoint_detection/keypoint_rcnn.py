@@ -30,7 +30,7 @@ from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_keypoint_names import coco_keypoint_names
 from cvzoo.models import pretrained, zoo
 from cvzoo.models.converters import file_format
-from cvzoo.models.detection import torchvision_resnet_fpn
+from cvzoo.models.detection import detector, torchvision_resnet_fpn
 from cvzoo.models.detection.faster_rcnn import torchvision_fpn, torchvision_names
 from cvzoo.models.keypoint_detection import heatmap_decoding, keypoint_detector, keypoint_head
 
@@ -121,9 +121,9 @@ class KeypointRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
 
     def detect_points(self, x, sizes, prepared):
         """Per image ``(bboxes, points, point_scores, labels, scores)`` of the batch
-        ``x``: the box part's detections (host arrays) and their keypoints (on the
-        device), boxes and points scaled back to each image (as torchvision's
-        ``resize_boxes`` and ``resize_keypoints``)."""
+        ``x``: the box part's detections and their keypoints (host arrays), boxes and
+        points scaled back to each image (as torchvision's ``resize_boxes`` and
+        ``resize_keypoints``)."""
         resized = [img.shape[1:] for img in prepared]
         hs = self.features(x)
         _, _, rois, roi_indices, _ = self.rpn(hs, x.shape[2:], resized)
@@ -134,7 +134,7 @@ class KeypointRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
         ratios = [numpy.asarray(size, numpy.float32) / numpy.asarray(inner, numpy.float32)
                   for size, inner in zip(sizes, resized)]
         bboxes = [bbox * ratio[[1, 0, 1, 0]] for bbox, ratio in zip(bboxes, ratios)]
-        points = [point * self.xp.asarray(ratio[::-1]) for point, ratio in zip(points, ratios)]
+        points = [point * ratio[::-1] for point, ratio in zip(points, ratios)]
         return bboxes, points, point_scores, labels, scores
 
     def locate_points(self, hs, bboxes):
@@ -145,17 +145,18 @@ class KeypointRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
             bboxes (list of numpy.ndarray): per image, (R, 4) boxes in input pixels.
 
         Returns:
-            tuple of two lists of arrays on the model's device, in input pixels.
+            tuple of two lists of NumPy arrays, in input pixels (read back from the device
+            in one transfer).
         """
         xp = self.xp
         counts = [len(bbox) for bbox in bboxes]
         roi_indices = numpy.repeat(numpy.arange(len(bboxes), dtype=numpy.int32), counts)
-        rois = xp.asarray(numpy.concatenate(bboxes).astype(numpy.float32).reshape(-1, 4))
-        heatmap = self.keypoint_head(hs, rois, xp.asarray(roi_indices))
-        point, point_score = heatmap_decoding.heatmaps_to_points(
-            getattr(heatmap, 'array', heatmap), rois)
+        rois = numpy.concatenate(bboxes).astype(numpy.float32).reshape(-1, 4)
+        heatmap = self.keypoint_head(hs, xp.asarray(rois), xp.asarray(roi_indices))
+        point, point_score = detector.to_host(*heatmap_decoding.heatmaps_to_points(
+            getattr(heatmap, 'array', heatmap), rois))
         splits = numpy.cumsum(counts)[:-1].tolist()
-        return xp.split(point, splits), xp.split(point_score, splits)
+        return numpy.split(point, splits), numpy.split(point_score, splits)
 
     def convert_weights(self, raw, source):
         """The zoo's conversion hook: torchvision names (``'torchvision'``/``'torch'``)

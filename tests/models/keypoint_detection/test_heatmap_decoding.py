@@ -132,3 +132,6 @@ def test_on_the_device(device, rng):
     assert backend.get_device_from_array(point) == backend.get_device(device)
     numpy.testing.assert_array_equal(backend.to_numpy(point), expected[0])
     numpy.testing.assert_array_equal(backend.to_numpy(point_score), expected[1])
+    on_host = heatmap_decoding.heatmaps_to_points(backend.to_device(heatmap, device), roi)
+    assert backend.get_device_from_array(on_host[0]) == backend.get_device(device)
+    numpy.testing.assert_array_equal(backend.to_numpy(on_host[0]), expected[0])
