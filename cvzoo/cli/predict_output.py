@@ -18,6 +18,12 @@ def _name(label_names, label):
     return label_names[label]
 
 
+def _instance_line(box, label, score, label_names, extra=''):
+    """One printed instance: its score, label name, box and ``extra``."""
+    coords = ', '.join(f'{v:.1f}' for v in box)
+    return f'  {score:.3f}  {_name(label_names, int(label)):<14s} ({coords})  {extra}'.rstrip()
+
+
 def _read_for_visualize(model, path, args):
     """The image at ``path``, after the model took its 'visualize' preset and
     ``--score-thresh``."""
@@ -47,8 +53,7 @@ def detection(model, path, args, out):
     label_names = getattr(model, 'label_names', None)
     print(f'{path}: {len(bbox)} detections')
     for box, lab, sc in zip(bbox, label, score):
-        coords = ', '.join(f'{v:.1f}' for v in box)
-        print(f'  {sc:.3f}  {_name(label_names, int(lab)):<14s} ({coords})')
+        print(_instance_line(box, lab, sc, label_names))
     if out:
         visualize.vis_bbox(img, bbox, label, score, label_names=label_names, out=out)
         print(f'wrote {out}')
@@ -65,9 +70,7 @@ def instance_segmentation(model, path, args, out):
     areas = mask.sum(axis=(1, 2))
     print(f'{path}: {len(mask)} instances')
     for box, lab, sc, area in zip(bbox, label, score, areas):
-        coords = ', '.join(f'{v:.1f}' for v in box)
-        print(f'  {sc:.3f}  {_name(label_names, int(lab)):<14s} ({coords})  '
-              f'{int(area)} pixels')
+        print(_instance_line(box, lab, sc, label_names, f'{int(area)} pixels'))
     if out:
         visualize.vis_instance_segmentation(img, mask, label, score, label_names=label_names,
                                             out=out, legend=True)
@@ -86,9 +89,8 @@ def keypoint_detection(model, path, args, out):
     label_names = getattr(model, 'label_names', None)
     print(f'{path}: {len(bbox)} instances')
     for box, lab, sc, shown in zip(bbox, label, score, visible):
-        coords = ', '.join(f'{v:.1f}' for v in box)
-        print(f'  {sc:.3f}  {_name(label_names, int(lab)):<14s} ({coords})  '
-              f'{int(shown.sum())}/{len(shown)} points')
+        print(_instance_line(box, lab, sc, label_names,
+                             f'{int(shown.sum())}/{len(shown)} points'))
     if out:
         drawn = visualize.vis_bbox(img, bbox, label, score, label_names=label_names)
         skeleton = datasets.coco_point_skeleton if tuple(
