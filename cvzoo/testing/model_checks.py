@@ -4,8 +4,9 @@ Each check calls ``model.predict`` once on the given images (any input kind pred
 accepts) and asserts what comes back: one entry per image, host NumPy arrays of the
 documented shapes and dtypes, finite values in their ranges, labels below the class
 count, boxes inside their image and scores by decreasing value (detectors), masks and
-label maps at the image's size, one (x, y) point and score per keypoint; and that predict() leaves the train and backprop
-settings as it found them. Model tests and users who add their own models call them.
+label maps at the image's size, one (x, y) point and score per keypoint; and that
+predict() leaves the train and backprop settings as it found them. Model tests and users
+who add their own models call them.
 
 >>> from cvzoo.models.detection.ssd.ssd_tiny import SSDTiny
 >>> imgs = [numpy.zeros((3, 40, 50), numpy.float32), numpy.zeros((3, 30, 60), numpy.float32)]

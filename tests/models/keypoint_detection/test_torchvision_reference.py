@@ -2,18 +2,19 @@
 
 torchvision's model is built with a fixed seed (weights=None, weights_backbone=None, two
 classes and 17 keypoints, BatchNorm2d with eps 1e-5 in eval mode) and made
-non-degenerate as the Faster and Mask R-CNN reference tests make theirs (BN statistics
-of the test images, then ``scale_for_comparison``: floored variances, damped residual
-branches, scaled logits and offsets), its heatmap logits scaled to a few units; it is saved with torch.save and cvzoo loads the file (source 'torchvision',
-bn_eps 1e-5). Both detect on two images of different sizes; the detections pair one to
-one: same label, score within 1e-4, box within 1e-2 pixels, every keypoint's score within
-1e-3, and its point within 1e-2 pixels where torchvision's resized heatmap has one clear
-maximum (its best value at least 1e-3 above the second best; cvzoo's heatmaps are
-torchvision's within about 1e-4). Random weights give some RoIs constant features (boxes
-thinner than a pixel at the image border), whose resized maps tie exactly in torch and
-within float32 ulps in cvzoo; those points (a few percent, at most 5 % allowed) are left
-out. torchvision's RoIAlign is the plain-torch one of tests/helpers/torch_roi_align.py
-(its compiled op cannot load beside CPU torch).
+non-degenerate as the Faster and Mask R-CNN reference tests make theirs (BN statistics of
+the test images, then ``scale_for_comparison``: floored variances, damped residual
+branches, scaled logits and offsets), its heatmap logits scaled to a few units; it is
+saved with torch.save and cvzoo loads the file (source 'torchvision', bn_eps 1e-5). Both
+detect on two images of different sizes; the detections pair one to one: same label,
+score within 1e-4, box within 1e-2 pixels, every keypoint's score within 1e-3, and its
+point within 1e-2 pixels where torchvision's resized heatmap has one clear maximum (its
+best value at least 1e-3 above the second best; cvzoo's heatmaps are torchvision's
+within about 1e-4). Random weights give some RoIs constant features (boxes thinner than
+a pixel at the image border), whose resized maps tie exactly in torch and within float32
+ulps in cvzoo; those points (a few percent, at most 5 % allowed) are left out.
+torchvision's RoIAlign is the plain-torch one of tests/helpers/torch_roi_align.py (its
+compiled op cannot load beside CPU torch).
 """
 
 import sys
