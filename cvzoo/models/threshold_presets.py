@@ -1,5 +1,10 @@
 """use_preset(): the named thresholds of models that score and suppress what they find."""
 
+# the presets of the R-CNN family (torchvision's box_score_thresh 0.05 and NMS 0.5 for
+# evaluation, ChainerCV's 0.7 for pictures)
+R_CNN_PRESETS = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.5},
+                 'evaluate': {'score_thresh': 0.05, 'nms_thresh': 0.5}}
+
 
 class ThresholdPresets:
     """Mixin of detectors and instance segmenters: ``use_preset(name)``.

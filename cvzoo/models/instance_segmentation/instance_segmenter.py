@@ -15,25 +15,22 @@ A model mixes :class:`InstanceSegmenter` into its Chain and provides three hooks
 One more hook has a default: ``paste_masks(prob, bbox, size)`` turns an image's
 probabilities into (R, H, W) bool masks at its size (ChainerCV's rule,
 :func:`cvzoo.models.instance_segmentation.mask_paste.paste_masks`; torchvision's
-models override it). The base batches the images, runs the hooks in test mode without
-backprop with the model's device current, pastes on the device and returns NumPy
-arrays on the host.
+models override it). The base batches the images
+(:class:`~cvzoo.models.prepared_batches.PreparedBatches`: test mode without backprop,
+the model's device current), pastes on the device and returns NumPy arrays on the host.
 """
 
 import typing
 
 import numpy
 
-from cvzoo.core import backend, config
-from cvzoo.models import threshold_presets
+from cvzoo.models import prepared_batches, threshold_presets
 from cvzoo.models.instance_segmentation import mask_paste
-from cvzoo.utils import image as image_utils
 
-INSTANCE_SEGMENTATION_PRESETS = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.5},
-                                 'evaluate': {'score_thresh': 0.05, 'nms_thresh': 0.5}}
+INSTANCE_SEGMENTATION_PRESETS = threshold_presets.R_CNN_PRESETS
 
 
-class InstanceSegmenter(threshold_presets.ThresholdPresets):
+class InstanceSegmenter(threshold_presets.ThresholdPresets, prepared_batches.PreparedBatches):
     """Mixin with predict() and use_preset(); see the module docstring.
 
     Class attributes a subclass sets:
@@ -44,14 +41,6 @@ class InstanceSegmenter(threshold_presets.ThresholdPresets):
     presets: typing.ClassVar[dict] = INSTANCE_SEGMENTATION_PRESETS
     score_thresh = 0.7
     nms_thresh = 0.5
-
-    def prepare(self, img):
-        """Preprocess one (3, H, W) float32 image for the network (subclass hook)."""
-        raise NotImplementedError(f'{type(self).__name__} does not implement prepare')
-
-    def pad_batch(self, prepared):
-        """The prepared images of a batch as one (B, 3, H', W') NumPy array (hook)."""
-        return numpy.stack(prepared)
 
     def segment(self, x, sizes, prepared):
         """Per image ``(probs, bboxes, labels, scores)`` of the batch ``x`` (subclass
@@ -83,23 +72,12 @@ class InstanceSegmenter(threshold_presets.ThresholdPresets):
 
             masks, labels, scores = model.predict([read_image('dog.jpg')])
         """
-        if not isinstance(batchsize, int) or batchsize < 1:
-            raise ValueError(f'batchsize: expected an int >= 1, got {batchsize!r}')
-        imgs = [image_utils.as_chw_image(img) for img in imgs]
         masks, labels, scores = [], [], []
-        for start in range(0, len(imgs), batchsize):
-            chunk = imgs[start:start + batchsize]
-            sizes = [img.shape[1:] for img in chunk]
-            prepared = [self.prepare(img) for img in chunk]
-            x = backend.to_device(self.pad_batch(prepared), self.device)
-            with self.device, config.using_config('train', False), \
-                    config.no_backprop_mode():
-                probs, bboxes, chunk_labels, chunk_scores = self.segment(x, sizes, prepared)
-                pasted = [self.paste_masks(prob, bbox, size)
-                          for prob, bbox, size in zip(probs, bboxes, sizes)]
-            masks += [backend.to_numpy(mask).astype(bool, copy=False) for mask in pasted]
-            labels += [backend.to_numpy(label).astype(numpy.int32, copy=False)
-                       for label in chunk_labels]
-            scores += [backend.to_numpy(score).astype(numpy.float32, copy=False)
-                       for score in chunk_scores]
+        for x, sizes, prepared in self.prepared_batches(imgs, batchsize):
+            probs, bboxes, chunk_labels, chunk_scores = self.segment(x, sizes, prepared)
+            masks += prepared_batches.to_host(
+                [self.paste_masks(prob, bbox, size)
+                 for prob, bbox, size in zip(probs, bboxes, sizes)], bool)
+            labels += prepared_batches.to_host(chunk_labels, numpy.int32)
+            scores += prepared_batches.to_host(chunk_scores, numpy.float32)
         return masks, labels, scores

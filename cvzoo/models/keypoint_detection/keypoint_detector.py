@@ -12,8 +12,9 @@ A model mixes :class:`KeypointDetector` into its Chain and provides three hooks:
   the image's own pixels, ``point_score`` (R, K), ``label`` (R,) int in
   ``[0, n_fg_class)`` and ``score`` (R,) decreasing (host or device arrays).
 
-The base batches the images, runs the hooks in test mode without backprop with the
-model's device current and returns NumPy arrays on the host: :meth:`predict` the
+The base batches the images (:class:`~cvzoo.models.prepared_batches.PreparedBatches`:
+test mode without backprop, the model's device current) and returns NumPy arrays on the
+host: :meth:`predict` the
 contract's four lists, :meth:`predict_with_bboxes` the instances' boxes too.
 """
 
@@ -21,15 +22,12 @@ import typing
 
 import numpy
 
-from cvzoo.core import backend, config
-from cvzoo.models import threshold_presets
-from cvzoo.utils import image as image_utils
+from cvzoo.models import prepared_batches, threshold_presets
 
-KEYPOINT_DETECTION_PRESETS = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.5},
-                              'evaluate': {'score_thresh': 0.05, 'nms_thresh': 0.5}}
+KEYPOINT_DETECTION_PRESETS = threshold_presets.R_CNN_PRESETS
 
 
-class KeypointDetector(threshold_presets.ThresholdPresets):
+class KeypointDetector(threshold_presets.ThresholdPresets, prepared_batches.PreparedBatches):
     """Mixin with predict() and use_preset(); see the module docstring.
 
     Class attributes a subclass sets:
@@ -40,14 +38,6 @@ class KeypointDetector(threshold_presets.ThresholdPresets):
     presets: typing.ClassVar[dict] = KEYPOINT_DETECTION_PRESETS
     score_thresh = 0.7
     nms_thresh = 0.5
-
-    def prepare(self, img):
-        """Preprocess one (3, H, W) float32 image for the network (subclass hook)."""
-        raise NotImplementedError(f'{type(self).__name__} does not implement prepare')
-
-    def pad_batch(self, prepared):
-        """The prepared images of a batch as one (B, 3, H', W') NumPy array (hook)."""
-        return numpy.stack(prepared)
 
     def detect_points(self, x, sizes, prepared):
         """Per image ``(bboxes, points, point_scores, labels, scores)`` of the batch ``x``
@@ -81,20 +71,10 @@ class KeypointDetector(threshold_presets.ThresholdPresets):
     def predict_with_bboxes(self, imgs, batchsize=8):
         """:meth:`predict`'s four lists after the instances' boxes: per image (R, 4)
         float32 (x_min, y_min, x_max, y_max) in the image's pixels."""
-        if not isinstance(batchsize, int) or batchsize < 1:
-            raise ValueError(f'batchsize: expected an int >= 1, got {batchsize!r}')
-        imgs = [image_utils.as_chw_image(img) for img in imgs]
         results = ([], [], [], [], [])
         dtypes = (numpy.float32, numpy.float32, numpy.float32, numpy.int32, numpy.float32)
-        for start in range(0, len(imgs), batchsize):
-            chunk = imgs[start:start + batchsize]
-            sizes = [img.shape[1:] for img in chunk]
-            prepared = [self.prepare(img) for img in chunk]
-            x = backend.to_device(self.pad_batch(prepared), self.device)
-            with self.device, config.using_config('train', False), \
-                    config.no_backprop_mode():
-                outputs = self.detect_points(x, sizes, prepared)
+        for x, sizes, prepared in self.prepared_batches(imgs, batchsize):
+            outputs = self.detect_points(x, sizes, prepared)
             for result, output, dtype in zip(results, outputs, dtypes):
-                result += [backend.to_numpy(array).astype(dtype, copy=False)
-                           for array in output]
+                result += prepared_batches.to_host(output, dtype)
         return results
