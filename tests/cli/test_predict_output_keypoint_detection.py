@@ -25,7 +25,7 @@ def test_printer_is_registered_for_the_task():
 
 def test_predict_prints_instances_and_draws_boxes_and_points(monkeypatch, capsys, tmp_path,
                                                              image_path):
-    model = fake_cli_models.FakeKeypointDetector()
+    model = fake_cli_models.FakePersonKeypointDetector()
     fake_cli_models.register(monkeypatch, model, 'keypoint_detection')
     out = tmp_path / 'points.png'
     assert main.main(['predict', image_path, '--model', 'x', '--pretrained-model', 'k',
@@ -52,7 +52,7 @@ def test_predict_prints_instances_and_draws_boxes_and_points(monkeypatch, capsys
 
 
 def test_coco_keypoints_are_joined_by_the_skeleton(monkeypatch, capsys, tmp_path, image_path):
-    model = fake_cli_models.FakeKeypointDetector()
+    model = fake_cli_models.FakePersonKeypointDetector()
     model.point_names = coco_keypoint_names
     answer = model.detect_points
 

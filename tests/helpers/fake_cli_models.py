@@ -41,7 +41,7 @@ class FakeDetector:
         return self
 
 
-class FakeKeypointDetector(keypoint_detector.KeypointDetector):
+class FakePersonKeypointDetector(keypoint_detector.KeypointDetector):
     """Finds one person at (2, 3, 14, 13), score 0.8, with three keypoints in every image:
     (4, 5) and (12, 6) scoring 2.5 and 1.0, and (8, 11) scoring -0.5 (not shown); the
     keypoints are named as COCO's first three unless ``point_names`` is set."""

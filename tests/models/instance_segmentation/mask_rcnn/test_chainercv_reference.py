@@ -1,7 +1,7 @@
 """Mask R-CNN with ChainerCV's weights gives ChainerCV's instances (ChainerCV 0.13.1).
 
-ChainerCV builds MaskRCNNFPNResNet50 for the entry's 80 classes with seeded random
-weights (batch norms calibrated, class and mask logits scaled to a few units; see
+ChainerCV builds MaskRCNNFPNResNet50 and ResNet101 for the entry's 80 classes with seeded
+random weights (batch norms calibrated, class and mask logits scaled to a few units; see
 tests/helpers/chainercv_reference_prelude.py), saves it with
 ``chainer.serializers.save_npz`` under the entry's file name and predicts two images with
 both presets; cvzoo loads the file through its zoo key from a weights mirror, as a
@@ -155,13 +155,18 @@ def _assert_same_instances(outputs, preset, ours, box_tol=1e-3, score_tol=1e-4,
             used[candidates[best]] = True
 
 
-def test_instances_equal_chainercv(chainercv_reference, tmp_path, monkeypatch, rng):
-    model_class = mask_rcnn_fpn_resnet.MaskRCNNFPNResNet50
+ROI_ATOL = {'MaskRCNNFPNResNet50': 1e-2, 'MaskRCNNFPNResNet101': 2e-2}
+
+
+@pytest.mark.parametrize('model_name', sorted(ROI_ATOL))
+def test_instances_equal_chainercv(chainercv_reference, tmp_path, monkeypatch, rng,
+                                   model_name):
+    model_class = getattr(mask_rcnn_fpn_resnet, model_name)
     imgs = {f'img{i}': rng.uniform(0, 255, (3, H, W)).astype(numpy.float32)
             for i, (H, W) in enumerate(IMAGE_SIZES)}
     file_name = model_class.weights['coco'].main_file.file_name
     outputs = tools.run(chainercv_reference, MASK_RCNN_SCRIPT, tmp_path,
-                        {'SEED': 0, 'MODEL': 'MaskRCNNFPNResNet50', 'FILE_NAME': file_name,
+                        {'SEED': 0, 'MODEL': model_name, 'FILE_NAME': file_name,
                          'BACKGROUND_BIAS': 6.0, **SIZES}, **imgs)
     model = tools.load_from_mirror(monkeypatch, tmp_path / 'mirror', model_class, 'coco',
                                    min_size=SIZES['MIN_SIZE'], max_size=SIZES['MAX_SIZE'])
@@ -176,8 +181,10 @@ def test_instances_equal_chainercv(chainercv_reference, tmp_path, monkeypatch, r
         hs = model.extractor(x)
         _, _, rois, roi_indices, _ = model.rpn(hs, x.shape[2:], scales)
         numpy.testing.assert_array_equal(roi_indices, outputs['roi_indices'])
+        # NOTE: float32 sums of a different order drift through the backbone: RoIs within
+        # 0.01 px after ResNet-50, 0.011 px seen after ResNet-101
         numpy.testing.assert_allclose(rois, outputs['rois'][:, [1, 0, 3, 2]], rtol=0,
-                                      atol=1e-2, err_msg='RPN RoIs')
+                                      atol=ROI_ATOL[model_name], err_msg='RPN RoIs')
         locs, confs = model.head(hs, outputs['head/rois'][:, [1, 0, 3, 2]],
                                  outputs['head/roi_indices'])
         assert numpy.abs(outputs['head/confs']).max() < 80, 'ChainerCV\'s softmax overflows'
