@@ -20,27 +20,15 @@ models override it). The base batches the images
 the model's device current), pastes on the device and returns NumPy arrays on the host.
 """
 
-import typing
-
 import numpy
 
 from cvzoo.models import prepared_batches, threshold_presets
 from cvzoo.models.instance_segmentation import mask_paste
 
-INSTANCE_SEGMENTATION_PRESETS = threshold_presets.R_CNN_PRESETS
 
-
-class InstanceSegmenter(threshold_presets.ThresholdPresets, prepared_batches.PreparedBatches):
-    """Mixin with predict() and use_preset(); see the module docstring.
-
-    Class attributes a subclass sets:
-        presets (dict): preset name -> {'score_thresh': float, 'nms_thresh': float},
-            with at least 'visualize' and 'evaluate'.
-    """
-
-    presets: typing.ClassVar[dict] = INSTANCE_SEGMENTATION_PRESETS
-    score_thresh = 0.7
-    nms_thresh = 0.5
+class InstanceSegmenter(threshold_presets.RCNNThresholdPresets, prepared_batches.PreparedBatches):
+    """Mixin with predict() and use_preset() (the R-CNN presets unless a subclass sets
+    ``presets``); see the module docstring."""
 
     def segment(self, x, sizes, prepared):
         """Per image ``(probs, bboxes, labels, scores)`` of the batch ``x`` (subclass

@@ -18,26 +18,14 @@ host: :meth:`predict` the
 contract's four lists, :meth:`predict_with_bboxes` the instances' boxes too.
 """
 
-import typing
-
 import numpy
 
 from cvzoo.models import prepared_batches, threshold_presets
 
-KEYPOINT_DETECTION_PRESETS = threshold_presets.R_CNN_PRESETS
 
-
-class KeypointDetector(threshold_presets.ThresholdPresets, prepared_batches.PreparedBatches):
-    """Mixin with predict() and use_preset(); see the module docstring.
-
-    Class attributes a subclass sets:
-        presets (dict): preset name -> {'score_thresh': float, 'nms_thresh': float},
-            with at least 'visualize' and 'evaluate'.
-    """
-
-    presets: typing.ClassVar[dict] = KEYPOINT_DETECTION_PRESETS
-    score_thresh = 0.7
-    nms_thresh = 0.5
+class KeypointDetector(threshold_presets.RCNNThresholdPresets, prepared_batches.PreparedBatches):
+    """Mixin with predict() and use_preset() (the R-CNN presets unless a subclass sets
+    ``presets``); see the module docstring."""
 
     def detect_points(self, x, sizes, prepared):
         """Per image ``(bboxes, points, point_scores, labels, scores)`` of the batch ``x``
