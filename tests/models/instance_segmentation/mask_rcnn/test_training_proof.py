@@ -2,7 +2,8 @@
 trained from scratch by cvzoo.models.train_mask_rcnn (the code of scripts/
 train_mask_rcnn.py) on generated shapes, segments held-out shapes (bench/
 train_small_mask_rcnn.py does the run; docs/train_instance_segmentation.md has the
-measurements behind the settings)."""
+measurements behind the settings). About 45 minutes on two CPU cores (measured: mask
+mAP@0.5 1.0 held out)."""
 
 import pytest
 
