@@ -17,7 +17,10 @@ measures is in model_workloads.py:
 - semantic_segmentation (or ``segmentation``): a 360x480 CamVid test image;
 - instance_segmentation: the detection image, predict() with both presets and the time
   of the model's ``paste_masks()`` (the mask paste) inside it; a training iteration
-  where the bench knows the model's train chain (instance_segmentation_workloads.py).
+  where the bench knows the model's train chain (instance_segmentation_workloads.py);
+- keypoint_detection: the detection image, predict() with both presets and the time of
+  the heatmap decoding inside it; a training iteration with three people
+  (keypoint_detection_workloads.py).
 
 Models run with random weights unless their files are in the local weights mirror
 (``$CVZOO_WEIGHTS_MIRROR``, default ../shared/data/weights when it exists). A model that
@@ -47,26 +50,30 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 DOCS = ROOT / 'docs' / 'benchmarks.md'
 DEFAULT_MIRROR = ROOT.parent / 'shared' / 'data' / 'weights'
-TASKS = ('classification', 'detection', 'semantic_segmentation', 'instance_segmentation')
+TASKS = ('classification', 'detection', 'semantic_segmentation', 'instance_segmentation',
+         'keypoint_detection')
+# the tasks whose workloads take ``small`` (their modules of their own)
+OWN_WORKLOADS = ('instance_segmentation', 'keypoint_detection')
 TASK_ALIASES = {'segmentation': 'semantic_segmentation'}
 TITLES = {'classification': 'Classification', 'detection': 'Detection',
           'semantic_segmentation': 'Semantic segmentation',
-          'instance_segmentation': 'Instance segmentation'}
+          'instance_segmentation': 'Instance segmentation',
+          'keypoint_detection': 'Keypoint detection'}
 ERROR_CHARS = 300  # of an error message shown in a table
 
 
 def _workloads(task):
     """The task's ``{'predict': f, 'train': f}`` (only the child imports cvzoo's models).
 
-    Instance segmentation's workloads live in instance_segmentation_workloads.py and take
-    ``small`` as a last argument; the other tasks' in model_workloads.WORKLOADS.
+    The workloads of OWN_WORKLOADS live in ``<task>_workloads.py`` and take ``small`` as a
+    last argument; the other tasks' in model_workloads.WORKLOADS.
     """
+    import importlib
+
     import model_workloads  # beside this file
 
-    if task == 'instance_segmentation':
-        import instance_segmentation_workloads
-
-        return instance_segmentation_workloads.WORKLOADS
+    if task in OWN_WORKLOADS:
+        return importlib.import_module(f'{task}_workloads').WORKLOADS
     return model_workloads.WORKLOADS[task]
 
 
@@ -75,7 +82,7 @@ def _child(name, task, part, runs, small=False):
     import model_workloads
 
     workload = _workloads(task)[part]
-    extra = (small,) if task == 'instance_segmentation' else ()
+    extra = (small,) if task in OWN_WORKLOADS else ()
     try:
         result = workload(name, runs, *extra) if part == 'predict' else workload(name, *extra)
     except model_workloads.NoTrainChain as exc:
@@ -228,9 +235,17 @@ def segmentation_table(rows):
     return lines, notes
 
 
+def keypoint_detection_table(rows):
+    """Markdown table of keypoint detection rows (heatmap-decoding share), and notes."""
+    return _preset_table(rows, 'heatmap decoding', 'people',
+                         'predict() found no instance, so the decoding share is not '
+                         'measured')
+
+
 TABLES = {'classification': classification_table, 'detection': detection_table,
           'semantic_segmentation': segmentation_table,
-          'instance_segmentation': instance_segmentation_table}
+          'instance_segmentation': instance_segmentation_table,
+          'keypoint_detection': keypoint_detection_table}
 
 
 def _caption(task, rows, runs, load):
@@ -250,7 +265,12 @@ def _caption(task, rows, runs, load):
                                      "mask paste is the time of the model's paste_masks() "
                                      'inside predict() (its share in brackets); '
                                      f'{train}, on that image with 3 rectangular '
-                                     'ground-truth instances'}[task]
+                                     'ground-truth instances',
+            'keypoint_detection': f'predict() at batch 1 on {images} with each preset; '
+                                  'heatmap decoding is the time of heatmaps_to_points() '
+                                  'inside predict() (its share in brackets); '
+                                  f'{train}, on that image with 3 people of 17 visible '
+                                  'keypoints'}[task]
     return (f'{what}. Median of {runs} run{"s" * (runs != 1)} after 1 warm-up, {os.cpu_count()} CPU cores, '
             f'OPENBLAS_NUM_THREADS={threads}, load average {load[0]:.1f} at the start and '
             f'{load[1]:.1f} at the end (1-minute).')
@@ -303,7 +323,7 @@ def main():
                         help='seconds per child process (default: none)')
     parser.add_argument('--no-train', action='store_true', help='skip the training iteration')
     parser.add_argument('--small', action='store_true',
-                        help='build the models small (instance_segmentation; a smoke run)')
+                        help='build the models small (instance and keypoint detection tasks; a smoke run)')
     parser.add_argument('--write-docs', action='store_true')
     parser.add_argument('--docs', default=str(DOCS), help='the page --write-docs updates')
     parser.add_argument('--child', choices=('predict', 'train'), help=argparse.SUPPRESS)

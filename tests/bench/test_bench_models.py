@@ -94,3 +94,25 @@ def test_instance_segmentation_run_of_a_small_fcis():
     assert re.fullmatch(r'\d+ / \d+', instances)
     assert re.fullmatch(r'\d+(\.\d+)? m?s \(FCISTrainChain\)', train)
     assert re.fullmatch(r'\d+ / \d+ MB', rss)
+
+
+def test_keypoint_detection_run_of_a_small_keypoint_rcnn():
+    env = dict(os.environ, OPENBLAS_NUM_THREADS='1')
+    result = subprocess.run(
+        [sys.executable, str(BENCH / 'bench_models.py'), '--task', 'keypoint_detection',
+         '--runs', '1', '--small'],
+        capture_output=True, text=True, env=env, check=False, timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert 'heatmap decoding' in result.stdout.split('| model |')[1].splitlines()[0]
+    row = next(line for line in result.stdout.splitlines()
+               if line.startswith('| keypointrcnn_resnet50_fpn'))
+    cells = [cell.strip() for cell in row.split('|')[1:-1]]
+    assert len(cells) == 11
+    *_, vis, vis_decoding, ev, ev_decoding, people, train, rss = cells
+    for total, decoding in ((vis, vis_decoding), (ev, ev_decoding)):
+        assert re.fullmatch(r'\d+(\.\d+)? m?s', total)
+        share = re.fullmatch(r'\d+(\.\d+)? m?s \((<0\.1|\d+\.\d)%\)', decoding).group(2)
+        assert share == '<0.1' or 0 < float(share) < 100  # the decoding is part of predict()
+    assert re.fullmatch(r'\d+ / \d+', people)
+    assert re.fullmatch(r'\d+(\.\d+)? m?s \(KeypointRCNNTrainChain\)', train)
+    assert re.fullmatch(r'\d+ / \d+ MB', rss)
