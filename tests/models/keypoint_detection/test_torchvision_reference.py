@@ -28,6 +28,7 @@ from cvzoo.models.keypoint_detection import keypoint_rcnn
 torch = pytest.importorskip('torch')
 from tests.helpers import torch_roi_align  # noqa: E402 - needs torch
 from tests.models.detection.faster_rcnn.test_torchvision_fpn_reference import (  # noqa: E402
+    calibrate_batch_norms,
     scale_for_comparison,
 )
 pytestmark = pytest.mark.reference
@@ -49,15 +50,7 @@ def _torchvision_model(torchvision, imgs):
     model = torchvision.models.detection.keypointrcnn_resnet50_fpn(
         weights=None, weights_backbone=None, min_size=MIN_SIZE, max_size=MAX_SIZE,
         rpn_post_nms_top_n_test=N_PROPOSAL)
-    batch_norms = [m for m in model.backbone.body.modules()
-                   if isinstance(m, torch.nn.BatchNorm2d)]
-    for bn in batch_norms:
-        bn.momentum = None  # the cumulative average of one batch: its statistics
-    model.train()
-    with torch.no_grad():
-        images, _ = model.transform([torch.from_numpy(img / 255) for img in imgs])
-        model.backbone(images.tensors)
-    model.eval()
+    calibrate_batch_norms(model, imgs)
     scale_for_comparison(model)
     logits = []
     hook = model.roi_heads.keypoint_predictor.register_forward_hook(

@@ -62,6 +62,15 @@ def _torchvision_model(torchvision, imgs, min_size, max_size, n_proposal):
     model = torchvision.models.detection.fasterrcnn_resnet50_fpn(
         weights=None, weights_backbone=None, num_classes=91, min_size=min_size,
         max_size=max_size, rpn_post_nms_top_n_test=n_proposal)
+    calibrate_batch_norms(model, imgs)
+    model.roi_heads.detections_per_img = 100_000
+    scale_for_comparison(model)
+    return model
+
+
+def calibrate_batch_norms(model, imgs):
+    """Set the running statistics of a torchvision R-CNN's ResNet batch norms to those of
+    ``imgs`` (one forward pass of its backbone in training mode), then eval mode."""
     batch_norms = [m for m in model.backbone.body.modules()
                    if isinstance(m, torch.nn.BatchNorm2d)]
     for bn in batch_norms:
@@ -71,9 +80,6 @@ def _torchvision_model(torchvision, imgs, min_size, max_size, n_proposal):
         images, _ = model.transform([torch.from_numpy(img / 255) for img in imgs])
         model.backbone(images.tensors)
     model.eval()
-    model.roi_heads.detections_per_img = 100_000
-    scale_for_comparison(model)
-    return model
 
 
 def scale_for_comparison(model):

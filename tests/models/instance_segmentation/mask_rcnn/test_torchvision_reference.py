@@ -47,15 +47,7 @@ def _torchvision_model(torchvision, imgs):
     model = torchvision.models.detection.maskrcnn_resnet50_fpn(
         weights=None, weights_backbone=None, num_classes=91, min_size=MIN_SIZE,
         max_size=MAX_SIZE, rpn_post_nms_top_n_test=N_PROPOSAL)
-    batch_norms = [m for m in model.backbone.body.modules()
-                   if isinstance(m, torch.nn.BatchNorm2d)]
-    for bn in batch_norms:
-        bn.momentum = None  # the cumulative average of one batch: its statistics
-    model.train()
-    with torch.no_grad():
-        images, _ = model.transform([torch.from_numpy(img / 255) for img in imgs])
-        model.backbone(images.tensors)
-    model.eval()
+    box_reference.calibrate_batch_norms(model, imgs)
     model.roi_heads.detections_per_img = 100_000
     box_reference.scale_for_comparison(model)
     scale_mask_logits(model, imgs)
