@@ -323,7 +323,8 @@ def main():
                         help='seconds per child process (default: none)')
     parser.add_argument('--no-train', action='store_true', help='skip the training iteration')
     parser.add_argument('--small', action='store_true',
-                        help='build the models small (instance and keypoint detection tasks; a smoke run)')
+                        help='build the models small (instance segmentation and keypoint '
+                             'detection; a smoke run)')
     parser.add_argument('--write-docs', action='store_true')
     parser.add_argument('--docs', default=str(DOCS), help='the page --write-docs updates')
     parser.add_argument('--child', choices=('predict', 'train'), help=argparse.SUPPRESS)

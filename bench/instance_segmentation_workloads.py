@@ -32,31 +32,6 @@ TASK = 'instance_segmentation'
 N_FG_CLASS = 20
 
 
-class PasteClock:
-    """Adds up the time of an instance segmenter's ``paste_masks()`` calls.
-
-    Wraps the method on the instance (the class is untouched).
-    """
-
-    def __init__(self, model):
-        self.seconds = 0.0
-        self.calls = 0
-        paste_masks = model.paste_masks
-
-        def timed(*args, **kwargs):
-            start = time.perf_counter()
-            try:
-                return paste_masks(*args, **kwargs)
-            finally:
-                self.seconds += time.perf_counter() - start
-                self.calls += 1
-
-        model.paste_masks = timed
-
-    def reset(self):
-        self.seconds, self.calls = 0.0, 0
-
-
 def build_model(name, small=False):
     """``(model, weights)``: mirrored real weights, random ones, or the small build."""
     if small:
@@ -79,23 +54,30 @@ def build_model(name, small=False):
 def instance_segmentation_predict(name, runs, small=False):
     """predict() per preset: median seconds, median mask-paste seconds, instances."""
     model, weights = build_model(name, small)
+    return preset_predict(model, weights, runs, model_workloads.CallClock(model, 'paste_masks'))
+
+
+def preset_predict(model, weights, runs, clock):
+    """``model.predict()`` of the detection image per preset after a warm-up: the median
+    seconds, the median seconds ``clock`` counted inside it (None where it saw no call)
+    and the instances of the first returned list."""
     img, image = model_workloads.task_image('detection')
-    clock = PasteClock(model)
     result = {'weights': weights, 'image': image, 'n_param': model_workloads.n_param(model),
               'input': 'x'.join(map(str, model.prepare(img).shape[1:]))}
     model.use_preset('evaluate')
     model.predict([img])  # warm-up
     for preset in ('visualize', 'evaluate'):
         model.use_preset(preset)
-        totals, pastes = [], []
+        totals, posts = [], []
         for _ in range(runs):
             clock.reset()
             start = time.perf_counter()
-            masks, _, _ = model.predict([img])
+            instances = model.predict([img])[0]
             totals.append(time.perf_counter() - start)
-            pastes.append(clock.seconds if clock.calls else None)
-        result[preset] = {'seconds': statistics.median(totals), 'detections': len(masks[0]),
-                          'post_seconds': None if None in pastes else statistics.median(pastes)}
+            posts.append(clock.seconds if clock.calls else None)
+        result[preset] = {'seconds': statistics.median(totals),
+                          'detections': len(instances[0]),
+                          'post_seconds': None if None in posts else statistics.median(posts)}
     return result
 
 

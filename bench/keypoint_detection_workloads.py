@@ -14,9 +14,6 @@ Models run with random weights (the person class) unless their weight files are 
 local mirror.
 """
 
-import statistics
-import time
-
 import instance_segmentation_workloads  # beside this file
 import model_workloads
 import numpy
@@ -24,50 +21,11 @@ import numpy
 from cvzoo.models.keypoint_detection import heatmap_decoding, keypoint_rcnn_train_chain
 
 
-class DecodingClock:
-    """Adds up the time of ``heatmap_decoding.heatmaps_to_points`` calls (this process
-    only: the bench's child measures one model)."""
-
-    def __init__(self):
-        self.seconds, self.calls = 0.0, 0
-        decode = heatmap_decoding.heatmaps_to_points
-
-        def timed(*args, **kwargs):
-            start = time.perf_counter()
-            try:
-                return decode(*args, **kwargs)
-            finally:
-                self.seconds += time.perf_counter() - start
-                self.calls += 1
-
-        heatmap_decoding.heatmaps_to_points = timed
-
-    def reset(self):
-        self.seconds, self.calls = 0.0, 0
-
-
 def keypoint_detection_predict(name, runs, small=False):
     """predict() per preset: median seconds, median decoding seconds, people."""
     model, weights = instance_segmentation_workloads.build_model(name, small)
-    img, image = model_workloads.task_image('detection')
-    clock = DecodingClock()
-    result = {'weights': weights, 'image': image, 'n_param': model_workloads.n_param(model),
-              'input': 'x'.join(map(str, model.prepare(img).shape[1:]))}
-    model.use_preset('evaluate')
-    model.predict([img])  # warm-up
-    for preset in ('visualize', 'evaluate'):
-        model.use_preset(preset)
-        totals, decodings = [], []
-        for _ in range(runs):
-            clock.reset()
-            start = time.perf_counter()
-            points, _, _, _ = model.predict([img])
-            totals.append(time.perf_counter() - start)
-            decodings.append(clock.seconds if clock.calls else None)
-        result[preset] = {
-            'seconds': statistics.median(totals), 'detections': len(points[0]),
-            'post_seconds': None if None in decodings else statistics.median(decodings)}
-    return result
+    clock = model_workloads.CallClock(heatmap_decoding, 'heatmaps_to_points')
+    return instance_segmentation_workloads.preset_predict(model, weights, runs, clock)
 
 
 def keypoint_detection_train(name, small=False):

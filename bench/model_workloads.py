@@ -79,6 +79,29 @@ def build_model(name, task):
     return zoo.get_model(name, pretrained_model=None, **kwargs), f'random, {classes} classes'
 
 
+class CallClock:
+    """Adds up the time of the calls of ``owner.<name>`` (a model's method, on the
+    instance only, or a module's function, in this process), by replacing the attribute
+    with a timed wrapper; the post-processing shares of the bench's tables."""
+
+    def __init__(self, owner, name):
+        self.seconds, self.calls = 0.0, 0
+        function = getattr(owner, name)
+
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - start
+                self.calls += 1
+
+        setattr(owner, name, timed)
+
+    def reset(self):
+        self.seconds, self.calls = 0.0, 0
+
+
 def median_seconds(function, runs):
     """Median wall time of ``runs`` calls of ``function()``, after one warm-up call."""
     function()
