@@ -115,3 +115,30 @@ def center_linear_output(link, outputs):
     to pixel instead of one class winning everywhere."""
     axes = (0,) + tuple(range(2, outputs.ndim))
     link.b.array[...] -= outputs.mean(axis=axes)
+
+
+def record_fpn_outputs(model, outputs):
+    """Make a ChainerCV FPN detector (Faster or Mask R-CNN) put into ``outputs``, at its
+    first call: the input ``x``, the RPN's ``rois`` and ``roi_indices``, and the box
+    head's RoIs, RoI indices, ``head/locs`` and ``head/confs`` (RoIs grouped by level)."""
+    forward = model.forward
+
+    def recording_forward(x):
+        hs, rois, roi_indices = forward(x)
+        outputs.setdefault('x', x)
+        outputs.setdefault('rois', rois)
+        outputs.setdefault('roi_indices', roi_indices)
+        return hs, rois, roi_indices
+
+    model.forward = recording_forward
+    head_forward = model.bbox_head.forward
+
+    def recording_head_forward(hs, rois, roi_indices):
+        locs, confs = head_forward(hs, rois, roi_indices)
+        outputs.setdefault('head/rois', numpy.concatenate(rois))
+        outputs.setdefault('head/roi_indices', numpy.concatenate(roi_indices))
+        outputs.setdefault('head/locs', locs.array)
+        outputs.setdefault('head/confs', confs.array)
+        return locs, confs
+
+    model.bbox_head.forward = recording_head_forward

@@ -79,23 +79,7 @@ with chainer.using_config('train', False), chainer.no_backprop_mode():
     segms = model.mask_head(hs, level_rois, level_indices)
 scale_linear_output(model.mask_head.seg, segms.array, std=3.0)
 
-forward = model.forward
-def recording_forward(x):
-    hs, rois, roi_indices = forward(x)
-    OUTPUTS.setdefault('x', x)
-    OUTPUTS.setdefault('rois', rois)
-    OUTPUTS.setdefault('roi_indices', roi_indices)
-    return hs, rois, roi_indices
-model.forward = recording_forward
-head_forward = model.bbox_head.forward
-def recording_head_forward(hs, rois, roi_indices):  # RoIs grouped by level
-    locs, confs = head_forward(hs, rois, roi_indices)
-    OUTPUTS.setdefault('head/rois', numpy.concatenate(rois))
-    OUTPUTS.setdefault('head/roi_indices', numpy.concatenate(roi_indices))
-    OUTPUTS.setdefault('head/locs', locs.array)
-    OUTPUTS.setdefault('head/confs', confs.array)
-    return locs, confs
-model.bbox_head.forward = recording_head_forward
+record_fpn_outputs(model, OUTPUTS)
 mask_forward = model.mask_head.forward
 def recording_mask_forward(hs, rois, roi_indices):  # RoIs grouped by level
     segms = mask_forward(hs, rois, roi_indices)
