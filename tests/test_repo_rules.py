@@ -160,3 +160,28 @@ def test_tests_import_their_helpers():
                      and path != ROOT / 'tests' / 'helpers' / 'scripts.py'
                      and path != pathlib.Path(__file__).resolve())
     assert not loaders, f'load helpers through tests.helpers instead: {loaders}'
+
+
+# Packages cvzoo and its tests may use only when present: the README's install
+# (pip install -e '.[test]') brings none of them.
+OPTIONAL_PACKAGES = ('torch', 'torchvision', 'chainer', 'chainercv', 'mpi4py', 'cupy', 'cupyx')
+
+
+def test_collection_needs_no_optional_package():
+    """The README's test command collects on a machine without torch, ChainerCV, mpi4py
+    or CuPy: no test, helper or doctest module imports one at import time (each test
+    that needs one imports it inside, through pytest.importorskip)."""
+    import subprocess
+    import sys
+
+    blocker = ('import sys\n'
+               f'for name in {OPTIONAL_PACKAGES!r}:\n'
+               '    sys.modules[name] = None\n'
+               'import pytest\n'
+               "sys.exit(pytest.main(['--collect-only', '-q', '-p', 'no:cacheprovider',"
+               " '--fake-cuda']))\n")
+    done = subprocess.run([sys.executable, '-c', blocker], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    errors = [line for line in done.stdout.splitlines() if line.startswith('ERROR ')]
+    assert done.returncode == 0, 'collection fails without the optional packages:\n' + (
+        '\n'.join(errors) or done.stdout[-3000:])

@@ -5,11 +5,11 @@ is torch.compile'd (minutes) or very slow eagerly. tests/models/detection/faster
 test_torchvision_fpn_reference.py checks this one against that fallback.
 """
 
-import torch
-
 
 def _axis_weights(start, bin_size, n_bin, n_sample, size):
     """(K, n_bin, size): the summed bilinear weights of each bin's samples on one axis."""
+    import torch  # optional: imported only where a reference test runs
+
     bins = torch.arange(n_bin, dtype=start.dtype)[None, :, None]
     offsets = (torch.arange(n_sample, dtype=start.dtype)[None, None, :] + 0.5) / n_sample
     coord = start[:, None, None] + (bins + offsets) * bin_size[:, None, None]
@@ -29,6 +29,8 @@ def _axis_weights(start, bin_size, n_bin, n_sample, size):
 def roi_align(input, rois, output_size, spatial_scale=1.0, sampling_ratio=-1, aligned=False):
     """torchvision.ops.roi_align for sampling_ratio > 0 and aligned=False, separably:
     bin (p, q) of RoI k is ``Wy[k, p] @ X[image of k] @ Wx[k, q]^T / sampling_ratio^2``."""
+    import torch
+
     assert sampling_ratio > 0 and not aligned
     out_h, out_w = (output_size,) * 2 if isinstance(output_size, int) else output_size
     _, _, H, W = input.shape
