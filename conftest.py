@@ -1,5 +1,7 @@
 """pytest's options for the whole repository (tests/ and the doctests of cvzoo/)."""
 
+import os
+
 
 def pytest_addoption(parser):
     parser.addoption(
@@ -13,3 +15,23 @@ def pytest_configure(config):
         from cvzoo.testing import cupy_stand_in
 
         cupy_stand_in.install(n_devices=2)
+
+
+def _record_skip(report):
+    """Append a skipped test's (or module's) id and reason to $CVZOO_SKIP_REPORT, one
+    tab-separated line each: .ci/run reruns, with the references installed, the tests
+    that skipped for want of them."""
+    path = os.environ.get('CVZOO_SKIP_REPORT')
+    if not path or not report.skipped or hasattr(report, 'wasxfail'):
+        return
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    with open(path, 'a', encoding='utf-8') as out:
+        out.write(f"{report.nodeid}\t{' '.join(reason.split())}\n")
+
+
+def pytest_runtest_logreport(report):
+    _record_skip(report)
+
+
+def pytest_collectreport(report):
+    _record_skip(report)

@@ -60,9 +60,35 @@ def test_the_first_command_is_predict_on_the_shipped_sample(monkeypatch, tmp_pat
     printed = capsys.readouterr().out.splitlines()
     shown = README.split('cvzoo predict\n```\n\n```\n', 1)[1].split('```', 1)[0].splitlines()
     # the first line names the picture where cvzoo is installed, which varies
-    assert printed[0].endswith('cvzoo/models/embedded/dog.jpg: 4 detections')
-    assert shown[0].endswith('cvzoo/models/embedded/dog.jpg: 4 detections')
+    heading = 'cvzoo/models/embedded/dog.jpg: 4 detections: score, label, box (x_min, ' \
+        'y_min, x_max, y_max) in pixels'
+    assert printed[0].endswith(heading)
+    assert shown[0].endswith(heading)
     assert printed[1:] == shown[1:]
+
+
+def test_every_cvzoo_command_outside_the_walkthrough_runs_as_printed(tmp_path):
+    """The README's `cvzoo` commands before the walkthrough run in a fresh folder as
+    printed, with nothing but the installed package (no picture or file of the clone)."""
+    top = README.split('## Train a detector on your own images', 1)[0]
+    commands = [c for block in _code_blocks(top, 'bash') for c in _commands(block)
+                if c[0] == 'cvzoo']
+    assert len(commands) >= 2
+    env = {k: v for k, v in os.environ.items() if k != 'CVZOO_WEIGHTS_MIRROR'}
+    env.update(CVZOO_HOME=str(tmp_path / 'home'), PYTHONPATH=str(ROOT))
+    for command in commands:
+        result = subprocess.run(_local(command), cwd=tmp_path, env=env, capture_output=True,
+                                text=True, timeout=300)
+        assert result.returncode == 0, (command, result.stderr[-3000:])
+        if '--out' in command:
+            assert (tmp_path / command[command.index('--out') + 1]).is_file()
+
+
+def test_readme_points_at_nothing_outside_the_repository():
+    """A clone has no folder beside it: the README and docs name none."""
+    for path in [ROOT / 'README.md', *sorted((ROOT / 'docs').glob('*.md'))]:
+        outside = re.findall(r'(?<![.\w])\.\./\S*', path.read_text())
+        assert not outside, (path, outside)
 
 
 def _walkthrough_commands():

@@ -24,6 +24,15 @@ def _instance_line(box, label, score, label_names, extra=''):
     return f'  {score:.3f}  {_name(label_names, int(label)):<14s} ({coords})  {extra}'.rstrip()
 
 
+# The column order of the instance lines, printed after the count of instances.
+BOX_COLUMNS = 'score, label, box (x_min, y_min, x_max, y_max) in pixels'
+
+
+def _count_line(path, n, noun, extra=''):
+    """The line that heads an image's instances: how many, and what each line holds."""
+    return f'{path}: {n} {noun}: {BOX_COLUMNS}{extra}'
+
+
 def _read_for_visualize(model, path, args):
     """The image at ``path``, after the model took its 'visualize' preset and
     ``--score-thresh``."""
@@ -51,7 +60,7 @@ def detection(model, path, args, out):
     bboxes, labels, scores = model.predict([img])
     bbox, label, score = bboxes[0], labels[0], scores[0]
     label_names = getattr(model, 'label_names', None)
-    print(f'{path}: {len(bbox)} detections')
+    print(_count_line(path, len(bbox), 'detections'))
     for box, lab, sc in zip(bbox, label, score):
         print(_instance_line(box, lab, sc, label_names))
     if out:
@@ -68,7 +77,7 @@ def instance_segmentation(model, path, args, out):
     label_names = getattr(model, 'label_names', None)
     bbox = bbox_utils.mask_to_bbox(mask)
     areas = mask.sum(axis=(1, 2))
-    print(f'{path}: {len(mask)} instances')
+    print(_count_line(path, len(mask), 'instances', ', mask area'))
     for box, lab, sc, area in zip(bbox, label, score, areas):
         print(_instance_line(box, lab, sc, label_names, f'{int(area)} pixels'))
     if out:
@@ -87,7 +96,7 @@ def keypoint_detection(model, path, args, out):
     # NOTE: the point scores are heatmap logits (torchvision's keypoints_scores)
     visible = point_scores[0] > 0
     label_names = getattr(model, 'label_names', None)
-    print(f'{path}: {len(bbox)} instances')
+    print(_count_line(path, len(bbox), 'instances', ', points scoring above 0'))
     for box, lab, sc, shown in zip(bbox, label, score, visible):
         print(_instance_line(box, lab, sc, label_names,
                              f'{int(shown.sum())}/{len(shown)} points'))

@@ -36,7 +36,8 @@ def test_predict_prints_instances_and_draws_masks_with_a_legend(
     assert main.main(['predict', str(path), '--model', NAME, '--pretrained-model', 'coco',
                       '--out', str(out)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == f'{path}: 2 instances'
+    assert lines[0] == (f'{path}: 2 instances: score, label, box (x_min, y_min, x_max, y_max) '
+                        'in pixels, mask area')
     assert lines[1].split() == ['0.900', 'dog', '(5.0,', '10.0,', '40.0,', '45.0)', '1225',
                                 'pixels']
     assert lines[2].split() == ['0.800', 'person', '(30.0,', '25.0,', '75.0,', '55.0)',

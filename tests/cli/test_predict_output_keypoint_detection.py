@@ -31,7 +31,8 @@ def test_predict_prints_instances_and_draws_boxes_and_points(monkeypatch, capsys
     assert main.main(['predict', image_path, '--model', 'x', '--pretrained-model', 'k',
                       '--out', str(out), '--score-thresh', '0.25']) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == f'{image_path}: 1 instances'
+    assert lines[0] == (f'{image_path}: 1 instances: score, label, box (x_min, y_min, x_max, '
+                        'y_max) in pixels, points scoring above 0')
     assert lines[1].split() == ['0.800', 'person', '(2.0,', '3.0,', '14.0,', '13.0)',
                                 '2/3', 'points']
     assert lines[2] == f'wrote {out}' and len(lines) == 3
