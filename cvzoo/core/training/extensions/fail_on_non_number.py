@@ -25,7 +25,9 @@ class FailOnNonNumber(extension.Extension):
 
     Raises:
         NonFiniteError: naming the first non-finite observation (e.g. ``main/loss``) or
-            parameter (e.g. ``main: /conv1/W``) and the iteration.
+            parameter (e.g. ``parameter /conv1/W of optimizer 'main'``), the iteration,
+            and the newest snapshot of the run (see
+            :func:`~cvzoo.core.training.extensions.snapshot.last_finite_note`).
     """
 
     name = 'FailOnNonNumber'
