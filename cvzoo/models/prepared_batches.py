@@ -45,7 +45,7 @@ class PreparedBatches:
         """
         if not isinstance(batchsize, int) or batchsize < 1:
             raise ValueError(f'batchsize: expected an int >= 1, got {batchsize!r}')
-        imgs = [image_utils.as_chw_image(img) for img in imgs]
+        imgs = image_utils.as_chw_images(imgs)
         for start in range(0, len(imgs), batchsize):
             chunk = imgs[start:start + batchsize]
             prepared = [self.prepare(img) for img in chunk]

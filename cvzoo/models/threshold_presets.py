@@ -1,11 +1,30 @@
 """use_preset(): the named thresholds of models that score and suppress what they find."""
 
+import math
+import numbers
 import typing
+
+from cvzoo import errors
 
 # the presets of the R-CNN family (torchvision's box_score_thresh 0.05 and NMS 0.5 for
 # evaluation, ChainerCV's 0.7 for pictures)
 R_CNN_PRESETS = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.5},
                  'evaluate': {'score_thresh': 0.05, 'nms_thresh': 0.5}}
+
+THRESHOLDS = ('score_thresh', 'nms_thresh')  # checked whenever they are assigned
+
+
+def check_threshold(name, value):
+    """Return ``value`` once it is a finite number in [0, 1].
+
+    Raises:
+        cvzoo.errors.UsageError: naming ``name``, for NaN, inf, a value outside [0, 1] or
+            something that is not a number.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+            or not math.isfinite(value) or not 0 <= value <= 1:
+        raise errors.UsageError(f'{name}: expected a finite number in [0, 1], got {value!r}')
+    return value
 
 
 class ThresholdPresets:
@@ -20,11 +39,20 @@ class ThresholdPresets:
     score_thresh = 0.7
     nms_thresh = 0.45
 
+    def __setattr__(self, name, value):
+        if name in THRESHOLDS:
+            check_threshold(name, value)
+        super().__setattr__(name, value)
+
     def use_preset(self, preset):
         """Set ``score_thresh`` and ``nms_thresh`` for 'visualize' or 'evaluate'.
 
+        Assigning either attribute directly checks it the same way.
+
         Raises:
             ValueError: an unknown preset name.
+            cvzoo.errors.UsageError: a threshold of the preset is not a finite number in
+                [0, 1].
         """
         if preset not in self.presets:
             raise ValueError(f'preset: expected one of {sorted(self.presets)}, got {preset!r}')

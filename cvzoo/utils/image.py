@@ -147,7 +147,8 @@ def read_image(path: PathLike, dtype=numpy.float32, color: bool = True) -> numpy
 
     Raises:
         FileNotFoundError: the file does not exist.
-        cvzoo.errors.CorruptFileError: the file is truncated, corrupt or not an image.
+        cvzoo.errors.CorruptFileError: the file is truncated, corrupt or not an image, or
+            a floating-point image (a float TIFF) holds NaN or inf.
 
     >>> import tempfile, os
     >>> path = os.path.join(tempfile.mkdtemp(), 'a.png')
@@ -157,6 +158,9 @@ def read_image(path: PathLike, dtype=numpy.float32, color: bool = True) -> numpy
     """
     pil_img = _open(path)
     try:
+        if pil_img.mode == 'F' and not numpy.isfinite(numpy.asarray(pil_img)).all():
+            raise errors.CorruptFileError(
+                f'{path}: a floating-point image holding NaN or inf; expected finite values')
         return _pil_to_chw(pil_img, dtype, color)
     finally:
         pil_img.close()
@@ -238,32 +242,46 @@ def write_image(img, path: PathLike) -> None:
         raise
 
 
-def _array_to_chw(x) -> numpy.ndarray:
+def _array_to_chw(x, name) -> numpy.ndarray:
     x = backend.to_numpy(x)
     if x.ndim == 2:
         return numpy.repeat(x[None].astype(numpy.float32), 3, axis=0)
     if x.ndim != 3:
-        raise ValueError(f'img: expected a (3, H, W) or (H, W, 3) array, got shape {x.shape}')
+        raise ValueError(f'{name}: expected a (3, H, W) or (H, W, 3) array, got shape {x.shape}')
     if x.dtype == numpy.uint8:  # HWC, as PIL and most image libraries give it
         if x.shape[2] not in (1, 3, 4):
-            raise ValueError(f'img: expected an (H, W, 3) uint8 array, got shape {x.shape}')
+            raise ValueError(f'{name}: expected an (H, W, 3) uint8 array, got shape {x.shape}')
         x = x.transpose(2, 0, 1)[:3]
     elif x.shape[0] not in (1, 3):
-        raise ValueError(f'img: expected a (3, H, W) float array, got shape {x.shape}')
+        raise ValueError(f'{name}: expected a (3, H, W) float array, got shape {x.shape}')
     if x.shape[0] == 1:
         x = numpy.repeat(x, 3, axis=0)
     return numpy.ascontiguousarray(x, dtype=numpy.float32)
 
 
-def as_chw_image(x) -> numpy.ndarray:
+def _checked_finite(img, name):
+    """``img`` (float32, converted from floating-point data) once it holds no NaN or inf."""
+    if not numpy.isfinite(img).all():
+        raise errors.UsageError(f'{name}: the image holds NaN or inf; expected finite values '
+                                'in [0, 255]')
+    return img
+
+
+def as_chw_image(x, name='img') -> numpy.ndarray:
     """Turn any image predict() accepts into a (3, H, W) float32 RGB array in [0, 255].
 
     Args:
         x: a (3, H, W) (or (1, H, W)) float array, an (H, W, 3) (or (H, W, 4),
             (H, W, 1)) uint8 array, an (H, W) grey array, a PIL image, or a file path.
+        name (str): how messages name ``x`` (e.g. ``'imgs[3]'``).
 
     Returns:
         numpy.ndarray: (3, H, W) float32 on the host (a copy when a conversion was needed).
+
+    Raises:
+        ValueError: ``x`` has a shape no image has; a
+            :class:`~cvzoo.errors.UsageError` when floating-point data holds NaN or inf.
+        cvzoo.errors.CorruptFileError: as :func:`read_image`, for a path.
 
     >>> as_chw_image(numpy.zeros((2, 5, 3), numpy.uint8)).shape
     (3, 2, 5)
@@ -272,9 +290,16 @@ def as_chw_image(x) -> numpy.ndarray:
         return read_image(x)
     pil = sys.modules.get('PIL.Image')  # without Pillow loaded, x is no PIL image
     if pil is not None and isinstance(x, pil.Image):
-        return _pil_to_chw(x, numpy.float32, True)
+        img = _pil_to_chw(x, numpy.float32, True)
+        return _checked_finite(img, name) if x.mode == 'F' else img
     if hasattr(x, 'ndim') and hasattr(x, 'dtype'):
-        return _array_to_chw(x)
+        img = _array_to_chw(x, name)
+        return _checked_finite(img, name) if numpy.issubdtype(x.dtype, numpy.inexact) else img
     raise TypeError(
-        f'img: expected a CHW array, an HWC uint8 array, a PIL image or a path, '
+        f'{name}: expected a CHW array, an HWC uint8 array, a PIL image or a path, '
         f'got {type(x).__name__}')
+
+
+def as_chw_images(imgs) -> list:
+    """:func:`as_chw_image` of each of ``imgs``; messages name the image ``imgs[i]``."""
+    return [as_chw_image(img, f'imgs[{i}]') for i, img in enumerate(imgs)]

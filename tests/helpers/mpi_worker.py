@@ -1,7 +1,9 @@
 """Run by :func:`tests.helpers.mpi_jobs.run_worker` under
 ``mpiexec -n 2 python -m tests.helpers.mpi_worker CASE OUT``.
 
-Cases: train (multi-node optimizer + Trainer), evaluate (multi-node evaluator),
+Cases: train (multi-node optimizer + Trainer), train_chained (the training code of the
+ChainerMN paper's Fig. 5, with the optimizer made and set up in one chained expression),
+evaluate (multi-node evaluator),
 download (file lock: one rank downloads), raise (rank 1 fails while rank 0 waits),
 leave_early (rank 1 ends normally while rank 0 waits), train_gpu_mpi and train_gpu_nccl
 (each rank on its own GPU of the CuPy stand-in, which CVZOO_FAKE_CUDA=1 installs),
@@ -56,10 +58,10 @@ def make_eval_dataset():
             for k, label in enumerate(labels)]
 
 
-def reference_train():
+def reference_train(make_optimizer=lambda: optimizers.MomentumSGD(lr=0.1)):
     """One process, the doubled batch: rank 0's part then rank 1's part of each step."""
     model = MLP(seed=0)
-    optimizer = optimizers.MomentumSGD(lr=0.1).setup(model)
+    optimizer = make_optimizer().setup(model)
     data = make_dataset()
     half = N_EXAMPLES // 2
     for step in range(N_STEPS):
@@ -90,6 +92,25 @@ def run_train(comm, out):
     iterator = SerialIterator(shard, BATCH, shuffle=False)
     trainer = Trainer(StandardUpdater(iterator, optimizer), (N_STEPS, 'iteration'),
                       out=os.path.join(out, f'rank{comm.rank}'))
+    trainer.run()
+    npz.save_npz(os.path.join(out, f'params_rank{comm.rank}.npz'), model)
+
+
+def run_train_chained(comm, out):
+    """As ChainerMN's Fig. 5 (Akiba et al., 2017): Adam wrapped by the multi-node
+    optimizer, set up in the same expression, each rank on its scattered share."""
+    from cvzoo.core.communicators.multi_node_optimizer import create_multi_node_optimizer
+    from cvzoo.core.communicators.scatter_dataset import scatter_dataset
+    from cvzoo.core.training.iterators.serial_iterator import SerialIterator
+    from cvzoo.core.training.trainer import Trainer
+    from cvzoo.core.training.updaters.standard_updater import StandardUpdater
+
+    model = MLP(seed=comm.rank)  # different on each rank: bcast_data must fix it
+    optimizer = create_multi_node_optimizer(optimizers.Adam(), comm).setup(model)
+    train = scatter_dataset(make_dataset(), comm)
+    train_iter = SerialIterator(train, BATCH, shuffle=False)
+    updater = StandardUpdater(train_iter, optimizer)
+    trainer = Trainer(updater, (N_STEPS, 'iteration'), out=os.path.join(out, f'rank{comm.rank}'))
     trainer.run()
     npz.save_npz(os.path.join(out, f'params_rank{comm.rank}.npz'), model)
 
@@ -187,7 +208,7 @@ def main():
 
         cupy_stand_in.install(n_devices=2)
     comm = create_communicator('nccl' if case.endswith('_nccl') else 'mpi')
-    {'train': run_train, 'evaluate': run_evaluate, 'download': run_download,
+    {'train': run_train, 'train_chained': run_train_chained, 'evaluate': run_evaluate, 'download': run_download,
      'raise': run_raise, 'leave_early': run_leave_early, 'train_gpu_mpi': run_train_gpu,
      'train_gpu_nccl': run_train_gpu, 'grads_nccl': run_grads_nccl}[case](comm, out)
     if case == 'leave_early':

@@ -79,3 +79,16 @@ def poison_at(monkeypatch, iteration):
             param.array[...] = numpy.nan
         original(self)
     monkeypatch.setattr(standard_updater.StandardUpdater, 'update_core', update_core)
+
+
+def poison_after(monkeypatch, iteration):
+    """Update ``iteration`` (1-based) leaves a NaN parameter behind while its loss is still
+    finite: what a learning rate far too large does to a run."""
+    original = standard_updater.StandardUpdater.update_core
+
+    def update_core(self):
+        original(self)
+        if self.iteration + 1 == iteration:  # counted up after update_core
+            param = next(iter(self.get_optimizer('main').target.params()))
+            param.array[...] = numpy.nan
+    monkeypatch.setattr(standard_updater.StandardUpdater, 'update_core', update_core)

@@ -3,7 +3,7 @@ import pytest
 from PIL import Image
 
 from cvzoo import errors
-from cvzoo.utils.image import as_chw_image, read_image, read_label, write_image
+from cvzoo.utils.image import as_chw_image, as_chw_images, read_image, read_label, write_image
 
 
 def _rgb(rng, H=5, W=7):
@@ -130,3 +130,26 @@ def test_as_chw_image_accepts_every_predict_input(tmp_path, rng):
         as_chw_image(numpy.zeros((5, 5, 5), numpy.float32))
     with pytest.raises(TypeError, match='img'):
         as_chw_image(42)
+
+
+@pytest.mark.parametrize('bad', [numpy.nan, numpy.inf], ids=['nan', 'inf'])
+def test_float_tiff_holding_nan_or_inf_is_refused(tmp_path, bad):
+    grey = numpy.full((4, 5), 100.0, numpy.float32)
+    Image.fromarray(grey).save(tmp_path / 'finite.tif')
+    numpy.testing.assert_array_equal(read_image(tmp_path / 'finite.tif')[0], grey)
+    grey[2, 3] = bad
+    Image.fromarray(grey).save(tmp_path / 'bad.tif')
+    with pytest.raises(errors.CorruptFileError, match='bad.tif: a floating-point image'):
+        read_image(tmp_path / 'bad.tif')
+
+
+def test_float_image_arguments_holding_nan_or_inf_are_refused_naming_the_image():
+    good = numpy.zeros((3, 4, 5), numpy.float32)
+    bad = good.copy()
+    bad[1, 2, 3] = numpy.nan
+    with pytest.raises(errors.UsageError, match=r'^imgs\[1\]: the image holds NaN or inf'):
+        as_chw_images([good, bad])
+    pil_bad = Image.fromarray(numpy.full((4, 5), numpy.inf, numpy.float32))
+    with pytest.raises(errors.UsageError, match=r'^img: the image holds NaN or inf'):
+        as_chw_image(pil_bad)
+    assert as_chw_images([good, numpy.zeros((4, 5, 3), numpy.uint8)])[1].shape == (3, 4, 5)

@@ -18,6 +18,14 @@ class _MultiNodeOptimizer:
     def __setattr__(self, name, value):
         setattr(self.actual_optimizer, name, value)
 
+    def setup(self, link):
+        """Set up the wrapped optimizer on ``link`` and return this wrapper, so that the
+        chained ``create_multi_node_optimizer(Adam(), comm).setup(model)`` stays
+        multi-node (forwarded, ``setup`` would return the plain optimizer)."""
+        self.actual_optimizer.setup(link)
+        object.__setattr__(self, 'needs_broadcast', True)
+        return self
+
     def update(self, lossfun=None, *args, **kwargs):
         """Compute the local gradient, average it over the ranks, update.
 
@@ -71,7 +79,9 @@ def create_multi_node_optimizer(actual_optimizer, communicator, double_buffering
     update with the batch of size ``B * comm.size`` (for a mean loss).
 
     Args:
-        actual_optimizer: a set-up optimizer.
+        actual_optimizer: an optimizer, set up already or set up through the returned
+            wrapper (``create_multi_node_optimizer(Adam(), comm).setup(model)``, as in
+            ChainerMN).
         communicator: from ``create_communicator``.
         double_buffering (bool): update with the previous step's averaged gradient (one
             step stale), as ChainerMN's double buffering; the first call does not update.

@@ -8,6 +8,7 @@ import math
 import numpy
 
 from cvzoo.core import backend
+from cvzoo.core.optimizers import hyperparameter
 
 
 def _params_with_grad(optimizer):
@@ -22,14 +23,14 @@ class WeightDecay:
     """L2 regularisation: add ``rate * param`` to each gradient.
 
     Args:
-        rate (float): the coefficient.
+        rate (float): the coefficient, a finite number >= 0 (else UsageError).
     """
 
     name = 'WeightDecay'
     timing = 'pre'
 
     def __init__(self, rate):
-        self.rate = rate
+        self.rate = hyperparameter.check_hyperparameter('rate', rate)
 
     def __call__(self, optimizer):
         for param in _params_with_grad(optimizer):

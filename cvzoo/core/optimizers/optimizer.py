@@ -12,7 +12,10 @@ class Optimizer:
 
     Hyperparameters (``lr``, ``momentum``, ...) are read and assigned as attributes,
     ``optimizer.lr = 0.01``; each parameter's rule sees the new value unless it
-    overrides it in ``param.update_rule.hyperparam``.
+    overrides it in ``param.update_rule.hyperparam``. Every value is checked when it is
+    assigned, in the constructor or later by a schedule: NaN, inf and negative values
+    (and decay factors above 1, the names in ``unit_interval``) raise a
+    :class:`~cvzoo.errors.UsageError` naming the hyperparameter.
 
     Attributes:
         target (Link): the link being optimised.
@@ -21,8 +24,11 @@ class Optimizer:
         hyperparam (Hyperparameter): the shared hyperparameters.
     """
 
+    unit_interval = hyperparameter_module.UNIT_INTERVAL
+
     def __init__(self):
-        object.__setattr__(self, 'hyperparam', hyperparameter_module.Hyperparameter())
+        object.__setattr__(self, 'hyperparam', hyperparameter_module.Hyperparameter(
+            unit_interval=self.unit_interval))
         self.target = None
         self.t = 0
         self.epoch = 0

@@ -1,6 +1,6 @@
 """RMSprop: ms = alpha * ms + (1 - alpha) * grad^2; param -= lr * grad / (sqrt(ms) + eps)."""
 
-from cvzoo.core.optimizers import optimizer, update_rule
+from cvzoo.core.optimizers import hyperparameter, optimizer, update_rule
 
 
 class RMSpropRule(update_rule.UpdateRule):
@@ -26,6 +26,9 @@ class RMSprop(optimizer.Optimizer):
         alpha (float): decay of the running mean of the squared gradient.
         eps (float): added to the denominator for stability.
     """
+
+    # NOTE: here alpha is a decay factor in [0, 1], not Adam's step size
+    unit_interval = hyperparameter.UNIT_INTERVAL | {'alpha'}
 
     def __init__(self, lr=0.01, alpha=0.99, eps=1e-8):
         super().__init__()

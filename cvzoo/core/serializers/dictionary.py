@@ -2,7 +2,8 @@
 
 File formats (npz, hdf5) only read and write such a dict; every rule about what fits
 lives here. Loading checks everything first: every missing, unexpected and mis-shaped
-key is reported in one WeightLoadError and the target is left unchanged.
+key, and the first array holding NaN or inf, is reported in one WeightLoadError and the
+target is left unchanged.
 """
 
 import numpy
@@ -89,6 +90,20 @@ class _KeyCollector(serializer_module.Deserializer):
         return value
 
 
+def first_non_finite_key(arrays, keys):
+    """The first of ``keys`` (in the order given) whose array in ``arrays`` holds NaN or
+    inf, or None. Only floating-point arrays are checked, one ``isfinite`` pass each.
+
+    >>> first_non_finite_key({'a': numpy.zeros(2), 'b': numpy.array([1, numpy.nan])}, 'ab')
+    'b'
+    """
+    for key in keys:
+        array = arrays[key]
+        if numpy.issubdtype(array.dtype, numpy.inexact) and not numpy.isfinite(array).all():
+            return key
+    return None
+
+
 def _load_value(value, loaded):
     """Copy ``loaded`` (a NumPy array) into ``value`` in place, or convert it."""
     if value is None:
@@ -144,7 +159,8 @@ class DictionaryDeserializer(serializer_module.Deserializer):
 
         Raises:
             cvzoo.errors.WeightLoadError: listing every missing, unexpected and mis-shaped
-                key (only mis-shaped ones when ``strict`` is False); ``obj`` is unchanged.
+                key (only mis-shaped ones when ``strict`` is False) and the first array
+                to load that holds NaN or inf; ``obj`` is unchanged.
         """
         expected = {}
         obj.serialize(_KeyCollector(expected, self.path))
@@ -165,6 +181,10 @@ class DictionaryDeserializer(serializer_module.Deserializer):
             for k, (shape, _) in sorted(expected.items())
             if shape is not None and k in present and tuple(self.arrays[k].shape) != shape]
         problems = []
+        non_finite = first_non_finite_key(
+            self.arrays, [k for k in self.arrays if k in expected])
+        if non_finite is not None:
+            problems.append(f'{non_finite} holds NaN or inf (the first such array)')
         if misshaped:
             problems.append('mis-shaped: ' + ', '.join(misshaped))
         if self.strict and missing:

@@ -70,6 +70,11 @@ class Trainer:
             priority = getattr(extension, 'priority', extension_module.PRIORITY_READER)
         self._extensions[name] = _ExtensionEntry(extension, name, trigger, priority)
 
+    @property
+    def extensions(self):
+        """The extensions added, {name: extension}, in the order they run."""
+        return {entry.name: entry.extension for entry in self._ordered()}
+
     def get_extension(self, name):
         """Return the extension added under ``name``."""
         if name not in self._extensions:

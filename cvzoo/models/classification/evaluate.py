@@ -35,8 +35,8 @@ def predict_ten_crop(model, imgs):
     """Class probabilities of each image, averaged over its ten crops: (B, n_class)."""
     rows = []
     with config.using_config('train', False), config.no_backprop_mode():
-        for img in imgs:
-            batch = _ten_crop_batch(model, image_utils.as_chw_image(img))
+        for i, img in enumerate(imgs):
+            batch = _ten_crop_batch(model, image_utils.as_chw_image(img, f'imgs[{i}]'))
             logits = model.forward(backend.to_device(batch, model.device))
             rows.append(backend.to_numpy(F.softmax(logits).array).mean(axis=0))
     return numpy.stack(rows).astype(numpy.float32)

@@ -92,7 +92,7 @@ class ImageClassifier(PickableSequentialChain):
             cvzoo.errors.UsageError: ``runtime`` is unknown or cannot run this model.
         """
         network_runtime.check_runtime(runtime, self)
-        batch = numpy.stack([self.prepare(image_utils.as_chw_image(img)) for img in imgs])
+        batch = numpy.stack([self.prepare(img) for img in image_utils.as_chw_images(imgs)])
         rows = []
         with config.using_config('train', False), config.no_backprop_mode():
             for start in range(0, len(batch), batchsize):

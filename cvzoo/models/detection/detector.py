@@ -116,7 +116,7 @@ class Detector(threshold_presets.ThresholdPresets):
         ['car', 'bicycle', 'dog']
         """
         network_runtime.check_runtime(runtime, self)
-        imgs = [image_utils.as_chw_image(img) for img in imgs]
+        imgs = image_utils.as_chw_images(imgs)
         bboxes, labels, scores = [], [], []
         for start in range(0, len(imgs), batchsize):
             chunk = imgs[start:start + batchsize]

@@ -88,7 +88,7 @@ class TorchvisionResNetFPNDetector(detector.Detector):
         Only ``runtime='cvzoo'``: the network takes the images' sizes besides the batch.
         """
         network_runtime.check_runtime(runtime, self)
-        imgs = [image_utils.as_chw_image(img) for img in imgs]
+        imgs = image_utils.as_chw_images(imgs)
         bboxes, labels, scores = [], [], []
         for start in range(0, len(imgs), batchsize):
             chunk = imgs[start:start + batchsize]

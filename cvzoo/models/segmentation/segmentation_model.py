@@ -149,7 +149,7 @@ class SegmentationModel(L.Chain):
             cvzoo.errors.UsageError: ``runtime`` is unknown or cannot run this model.
         """
         network_runtime.check_runtime(runtime, self)
-        imgs = [image_utils.as_chw_image(img) for img in imgs]
+        imgs = image_utils.as_chw_images(imgs)
         labels = []
         with self.device, config.using_config('train', False), config.no_backprop_mode():
             for chunk in self._batches(imgs, batchsize):

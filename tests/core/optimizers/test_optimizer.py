@@ -4,9 +4,10 @@ import numpy
 import pytest
 
 import cvzoo.core.functions as F
+from cvzoo import errors
 from cvzoo.core import initializers
 from cvzoo.core.links.link import Chain, ChainList, Link
-from cvzoo.core.optimizers import adam, momentum_sgd, sgd
+from cvzoo.core.optimizers import adam, hooks, momentum_sgd, rmsprop, sgd
 from cvzoo.core.serializers import hdf5, npz
 from cvzoo.core.variable import Parameter
 
@@ -178,3 +179,37 @@ def test_optimizer_file_keys(tmp_path):
     npz.save_npz(tmp_path / 'opt.npz', optimizer)
     with numpy.load(tmp_path / 'opt.npz') as data:
         assert {'t', 'epoch', 'fc/W/t', 'fc/W/m', 'fc/W/v', 'blocks/0/b/m'} <= set(data.files)
+
+
+BAD_HYPERPARAMETERS = {
+    'sgd_lr_nan': (lambda: sgd.SGD(lr=float('nan')), 'lr'),
+    'momentum_sgd_lr_negative': (lambda: momentum_sgd.MomentumSGD(lr=-1), 'lr'),
+    'momentum_above_1': (lambda: momentum_sgd.MomentumSGD(momentum=1.5), 'momentum'),
+    'adam_alpha_inf': (lambda: adam.Adam(alpha=float('inf')), 'alpha'),
+    'adam_beta2_negative': (lambda: adam.Adam(beta2=-0.1), 'beta2'),
+    'adam_eps_nan': (lambda: adam.Adam(eps=float('nan')), 'eps'),
+    'adamw_weight_decay_negative': (lambda: adam.AdamW(weight_decay_rate=-0.01),
+                                    'weight_decay_rate'),
+    'rmsprop_alpha_above_1': (lambda: rmsprop.RMSprop(alpha=1.5), 'alpha'),
+    'weight_decay_nan': (lambda: hooks.WeightDecay(float('nan')), 'rate'),
+}
+
+
+@pytest.mark.parametrize('case', list(BAD_HYPERPARAMETERS), ids=list(BAD_HYPERPARAMETERS))
+def test_bad_hyperparameters_are_refused_at_construction(case):
+    make, name = BAD_HYPERPARAMETERS[case]
+    with pytest.raises(errors.UsageError, match=f'^{name}: expected a finite number'):
+        make()
+
+
+def test_bad_hyperparameters_are_refused_when_set_later():
+    optimizer = momentum_sgd.MomentumSGD(lr=0.1).setup(Net())
+    for value in (float('nan'), float('inf'), -0.5):
+        with pytest.raises(errors.UsageError, match='^lr: '):
+            optimizer.lr = value
+    rule = next(optimizer.target.params()).update_rule
+    with pytest.raises(errors.UsageError, match='^momentum: '):
+        rule.hyperparam.momentum = 2.0
+    assert optimizer.lr == 0.1 and rule.hyperparam.momentum == 0.9
+    optimizer.lr = 0.0  # a schedule may reach zero
+    adam.Adam(alpha=10.0, amsgrad=True)  # a large step size and a flag are fine

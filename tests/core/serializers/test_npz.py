@@ -112,6 +112,27 @@ def test_one_error_lists_missing_unexpected_and_misshaped(tmp_path):
         numpy.testing.assert_array_equal(q.array, before[p])
 
 
+@pytest.mark.parametrize('bad', [numpy.nan, numpy.inf, -numpy.inf], ids=['nan', 'inf', '-inf'])
+def test_a_non_finite_array_is_refused_naming_the_first(tmp_path, bad):
+    path = tmp_path / 'net.npz'
+    npz.save_npz(path, Net())
+    arrays = dict(numpy.load(path))
+    for key in ('blocks/0/b', 'blocks/1/avg'):  # persistents count too
+        arrays[key] = arrays[key].copy()
+        arrays[key][0] = bad
+    numpy.savez(path, **arrays)
+    target = Net()
+    before = {p: q.array.copy() for p, q in target.namedparams()}
+    with pytest.raises(errors.WeightLoadError) as info:
+        npz.load_npz(path, target)
+    message = str(info.value)
+    assert message.startswith(str(path))
+    assert 'blocks/0/b holds NaN or inf (the first such array)' in message
+    assert 'blocks/1/avg' not in message
+    for p, q in target.namedparams():
+        numpy.testing.assert_array_equal(q.array, before[p])
+
+
 def test_strict_false_loads_the_subset(tmp_path):
     path = tmp_path / 'net.npz'
     source = Net()

@@ -3,18 +3,19 @@
 import numpy
 
 from cvzoo.core import backend
-from cvzoo.core.training import extension
+from cvzoo.core.training import extension, finite_state
+from cvzoo.core.training.extensions import snapshot
 
-
-class NonFiniteError(RuntimeError):
-    """Training produced a NaN or infinite loss or parameter."""
+# NOTE: kept here too, where the train scripts and their callers have always caught it
+NonFiniteError = finite_state.NonFiniteError
 
 
 class FailOnNonNumber(extension.Extension):
     """After every iteration, check the reported scalars and (optionally) every parameter.
 
     It runs before every snapshot and report of the same iteration, so a run stopped by
-    it leaves its snapshots as they were after the last finite iteration.
+    it writes no snapshot of that iteration; the message names the newest snapshot this
+    run wrote (every snapshot checks that what it writes is finite), or says there is none.
 
     Args:
         keys (sequence of str or None): the observations to check (None: all). The train
@@ -24,7 +25,9 @@ class FailOnNonNumber(extension.Extension):
 
     Raises:
         NonFiniteError: naming the first non-finite observation (e.g. ``main/loss``) or
-            parameter (e.g. ``main: /conv1/W``) and the iteration.
+            parameter (e.g. ``parameter /conv1/W of optimizer 'main'``), the iteration,
+            and the newest snapshot of the run (see
+            :func:`~cvzoo.core.training.extensions.snapshot.last_finite_note`).
     """
 
     name = 'FailOnNonNumber'
@@ -45,33 +48,16 @@ class FailOnNonNumber(extension.Extension):
                 raise NonFiniteError(
                     f'FailOnNonNumber: observation {key!r} is {array} at iteration '
                     f'{iteration}; training stopped before any snapshot of this iteration '
-                    f'(the snapshots in {trainer.out} hold the last finite state); lower '
-                    'the learning rate or check the data')
+                    f'({snapshot.last_finite_note(trainer)}); lower the learning rate or '
+                    'check the data')
         if not self._check_params:
             return
-        named = [(name, path, param)
-                 for name, optimizer in trainer.updater.get_all_optimizers().items()
-                 for path, param in optimizer.target.namedparams(include_uninit=False)]
-        if _all_finite([param.array for _, _, param in named]):
-            return
-        for name, path, param in named:  # only after a failure: find the culprit
-            if not bool(param.xp.isfinite(param.array).all()):
-                raise NonFiniteError(
-                    f'FailOnNonNumber: parameter {path} of optimizer {name!r} holds '
-                    f'NaN or inf at iteration {iteration}')
-
-
-def _all_finite(arrays):
-    """Whether every array is finite, read with one host sync per device."""
-    by_device = {}
-    for array in arrays:
-        by_device.setdefault(backend.get_device_from_array(array), []).append(array)
-    for device, group in by_device.items():
-        with device:
-            flags = device.xp.stack([device.xp.isfinite(a).all() for a in group])
-            if not bool(flags.all()):
-                return False
-    return True
+        culprit = finite_state.first_non_finite(finite_state.optimizer_arrays(
+            trainer.updater.get_all_optimizers(), include_state=False))
+        if culprit is not None:
+            raise NonFiniteError(
+                f'FailOnNonNumber: {culprit} holds NaN or inf at iteration {iteration} '
+                f'({snapshot.last_finite_note(trainer)})')
 
 
 def _is_number(array):

@@ -4,8 +4,9 @@ import glob
 import os
 import re
 
+from cvzoo import errors
 from cvzoo.core.serializers import atomic_write, npz
-from cvzoo.core.training import extension
+from cvzoo.core.training import extension, finite_state
 
 # Chainer runs snapshots last, after LogReport, so the saved log holds the newest entry.
 PRIORITY_SNAPSHOT = -100
@@ -35,6 +36,7 @@ class _Snapshot(extension.Extension):
         self.autoload = autoload
         self.n_retains = n_retains
         self.loaded_from = None
+        self.last_written = None
 
     def initialize(self, trainer):
         """Remove temporary files of interrupted snapshots; with autoload, load the newest
@@ -46,21 +48,68 @@ class _Snapshot(extension.Extension):
             return
         found = _matching_files(trainer.out, self.filename)
         if found:
-            self.loadfun(found[-1], trainer if self.target is None else self.target)
-            self.loaded_from = found[-1]
+            self._load_newest(found, trainer if self.target is None else self.target)
+
+    def _load_newest(self, found, target):
+        """Load ``found[-1]``. An unreadable newest snapshot stops the run: falling back
+        to an older one would silently throw away training the user asked to keep."""
+        try:
+            self.loadfun(found[-1], target)
+        except errors.CorruptFileError as exc:
+            older = (f'the next older snapshot is {found[-2]}' if len(found) > 1
+                     else 'there is no older snapshot')
+            raise errors.CorruptFileError(
+                f'{found[-1]}: cannot resume from this snapshot, the newest in its folder '
+                f'({exc}); {older}: move the damaged file away to resume from the next '
+                'older one, or start afresh without resuming') from exc
+        self.loaded_from = found[-1]
 
     def __call__(self, trainer):
         if self.condition is not None and not self.condition():
             return
         target = trainer if self.target is None else self.target
         path = os.path.join(trainer.out, self.filename.format(trainer))
+        culprit = finite_state.first_non_finite(_named_arrays(target, trainer))
+        if culprit is not None:
+            raise finite_state.NonFiniteError(
+                f'snapshot: {culprit} holds NaN or inf at iteration '
+                f'{trainer.updater.iteration}; {path} was not written '
+                f'({last_finite_note(trainer)}); lower the learning rate or check the data')
         os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
         with atomic_write.atomic_write(path) as tmp_path:
             self.savefun(tmp_path, target)
+        self.last_written = path
         if self.n_retains >= 0:
             for old in _matching_files(trainer.out, self.filename)[:-self.n_retains or None]:
                 if old != path:
                     os.remove(old)
+
+
+def _named_arrays(target, trainer):
+    """The arrays of ``target`` that must be finite: a trainer's parameters and optimizer
+    state, an optimizer's, or a link's parameters (nothing for other objects)."""
+    if target is trainer:
+        return finite_state.optimizer_arrays(trainer.updater.get_all_optimizers())
+    if getattr(target, 'target', None) is not None and hasattr(target, 'update'):
+        return finite_state.optimizer_arrays({type(target).__name__: target})
+    if hasattr(target, 'namedparams'):
+        return finite_state.link_arrays(target)
+    return []
+
+
+def last_finite_note(trainer):
+    """Where the last finite state of ``trainer``'s run is, in words for a message: the
+    newest snapshot it wrote (or resumed from), or that there is none.
+
+    Every snapshot checks that what it writes is finite, so the newest one written holds
+    the last finite state saved.
+    """
+    paths = [path for ext in trainer.extensions.values() if isinstance(ext, _Snapshot)
+             for path in (ext.last_written or ext.loaded_from,) if path is not None]
+    if not paths:
+        return f'this run wrote no snapshot in {trainer.out}, so none holds a finite state'
+    newest = max(paths, key=os.path.getmtime) if all(map(os.path.exists, paths)) else paths[0]
+    return f'the last finite state is in {newest}'
 
 
 def snapshot(filename='snapshot_iter_{.updater.iteration}', savefun=npz.save_npz,
@@ -73,7 +122,12 @@ def snapshot(filename='snapshot_iter_{.updater.iteration}', savefun=npz.save_npz
     NumPy's global random state. Loading it into a trainer built the same way,
     ``load_npz(path, trainer)``, makes the run go on bit-for-bit as if never stopped.
     The file is written under a temporary name and renamed when complete; temporary
-    files that an interrupted run left behind are removed when training starts.
+    files that an interrupted run left behind are removed when training starts. A state
+    holding NaN or inf (a parameter, or an optimizer state such as Adam's ``m``) is never
+    written: the extension raises ``NonFiniteError`` naming the first such array and the
+    newest snapshot written before. With ``autoload``, a newest snapshot that cannot be
+    read raises ``CorruptFileError`` naming it and the next older one (it does not fall
+    back silently).
 
     Args:
         filename (str): a name formatted with the trainer, e.g. ``'snapshot_{.updater.epoch}'``.

@@ -124,8 +124,8 @@ class DeepLabV3plusXception65(segmentation_model.SegmentationModel):
         network_runtime.check_runtime(runtime, self)
         labels = []
         with self.device, config.using_config('train', False), config.no_backprop_mode():
-            for img in imgs:
-                score = self.scores(image_utils.as_chw_image(img))
+            for i, img in enumerate(imgs):
+                score = self.scores(image_utils.as_chw_image(img, f'imgs[{i}]'))
                 labels.append(backend.to_numpy(score.argmax(axis=0)).astype(numpy.int32))
         return labels
 

@@ -126,8 +126,8 @@ class PSPNet(segmentation_model.SegmentationModel):
         network_runtime.check_runtime(runtime, self)
         labels = []
         with self.device, config.using_config('train', False), config.no_backprop_mode():
-            for img in imgs:
-                score = self.scores(image_utils.as_chw_image(img), batchsize)
+            for i, img in enumerate(imgs):
+                score = self.scores(image_utils.as_chw_image(img, f'imgs[{i}]'), batchsize)
                 label = score[:self.n_class].argmax(axis=0)
                 labels.append(backend.to_numpy(label).astype(numpy.int32, copy=False))
         return labels

@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from cvzoo import errors
 from cvzoo.core.serializers import npz
 from cvzoo.core.training.extensions.cosine_shift import CosineShift
 from cvzoo.core.training.extensions.exponential_shift import ExponentialShift
@@ -86,3 +87,14 @@ def test_state_survives_a_snapshot(make_trainer, tmp_path):
 def test_bad_arguments_are_named(make, match):
     with pytest.raises(ValueError, match=match):
         make()
+
+
+@pytest.mark.parametrize('shift', [ExponentialShift('lr', 0.5, init=float('nan')),
+                                   LinearShift('lr', (0.1, -0.1), (0, 4))],
+                         ids=['nan_init', 'linear_to_negative'])
+def test_a_schedule_that_sets_a_bad_learning_rate_stops_where_it_sets_it(make_trainer, shift):
+    trainer = make_trainer(stop=(6, 'iteration'))
+    trainer.extend(shift)
+    with pytest.raises(errors.UsageError, match='^lr: expected a finite number >= 0'):
+        trainer.run()
+    assert trainer.updater.iteration < 4

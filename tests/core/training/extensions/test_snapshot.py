@@ -1,8 +1,10 @@
 import numpy
 import pytest
 
+from cvzoo import errors
 from cvzoo.core import backend
 from cvzoo.core.serializers import npz
+from cvzoo.core.training.finite_state import NonFiniteError
 from cvzoo.core.training.extensions.log_report import LogReport
 from cvzoo.core.training.extensions.snapshot import snapshot
 
@@ -142,3 +144,71 @@ def test_orphan_tmp_files_of_killed_snapshots_are_removed(make_trainer, tmp_path
     assert all(other.exists() for other in others)
     assert (tmp_path / 'snapshot_iter_2').exists()
     assert (ext.loaded_from is not None) == autoload
+
+
+def _poison_after_update(trainer, iteration, where):
+    """After update ``iteration``, a NaN in ``where``: 'param' (l2/b) or 'state' (l2/b's
+    momentum); the loss of that iteration is still finite."""
+    model = trainer.updater.get_optimizer('main').target
+    original = trainer.updater.update_core
+
+    def update_core():
+        original()
+        if trainer.updater.iteration + 1 == iteration:  # counted up after update_core
+            array = model.l2.b.array if where == 'param' else model.l2.b.update_rule.state['v']
+            with backend.using_device_of(array):
+                array[1] = numpy.nan
+
+    trainer.updater.update_core = update_core
+
+
+@pytest.mark.parametrize('where, text', [('param', 'parameter /l2/b'),
+                                         ('state', "state 'v' of parameter /l2/b")])
+def test_a_non_finite_state_is_not_written(make_trainer, tmp_path, where, text):
+    trainer = make_trainer(stop=(5, 'iteration'))
+    trainer.extend(snapshot(), trigger=(1, 'iteration'))
+    _poison_after_update(trainer, 3, where)
+    with pytest.raises(NonFiniteError, match=text) as info:
+        trainer.run()
+    assert 'iteration 3' in str(info.value)
+    assert f"the last finite state is in {tmp_path / 'snapshot_iter_2'}" in str(info.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['snapshot_iter_1', 'snapshot_iter_2']
+    for path in tmp_path.iterdir():
+        assert all(numpy.isfinite(a).all() for a in npz.read_npz(path).values()
+                   if a.dtype.kind == 'f'), path
+
+
+def test_a_non_finite_first_state_says_no_snapshot_holds_a_finite_state(make_trainer, tmp_path):
+    trainer = make_trainer(stop=(5, 'iteration'))
+    trainer.extend(snapshot(), trigger=(1, 'iteration'))
+    _poison_after_update(trainer, 1, 'param')
+    with pytest.raises(NonFiniteError, match='wrote no snapshot') as info:
+        trainer.run()
+    assert str(tmp_path) in str(info.value)
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_non_finite_state_on_a_gpu_is_not_written(make_trainer, tmp_path, two_gpus):
+    trainer = make_trainer(stop=(3, 'iteration'), device='cuda:1')
+    trainer.extend(snapshot(), trigger=(1, 'iteration'))
+    _poison_after_update(trainer, 2, 'state')
+    with pytest.raises(NonFiniteError, match="state 'v' of parameter /l2/b"):
+        trainer.run()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ['snapshot_iter_1']
+
+
+def test_autoload_of_an_unreadable_newest_snapshot_names_it_and_the_older_one(make_trainer,
+                                                                              tmp_path):
+    first = make_trainer(stop=(2, 'iteration'))
+    first.extend(snapshot(), trigger=(1, 'iteration'))
+    first.run()
+    newest = tmp_path / 'snapshot_iter_2'
+    newest.write_bytes(newest.read_bytes()[:100])  # truncated
+    resumed = make_trainer(stop=(4, 'iteration'))
+    resumed.extend(snapshot(autoload=True), trigger=(1, 'iteration'))
+    with pytest.raises(errors.CorruptFileError) as info:
+        resumed.run()
+    message = str(info.value)
+    assert message.startswith(str(newest))
+    assert f"next older snapshot is {tmp_path / 'snapshot_iter_1'}" in message
+    assert resumed.updater.iteration == 0  # nothing was loaded or trained
