@@ -493,7 +493,7 @@ class Timer:
         with cuda.Device(self.device.id):
             self._end.record(self._stream)
             self._end.synchronize()
-        self.elapsed_ms = float(cuda.get_elapsed_time(self._start, self._end))
+            self.elapsed_ms = float(cuda.get_elapsed_time(self._start, self._end))
         return False
 
 
