@@ -80,7 +80,8 @@ class Device:
         elif name.startswith('cuda:') and name[5:].isdigit():
             self.kind, self.id = 'cuda', int(name[5:])
         else:
-            raise ValueError(f"device: expected 'cpu', 'cuda' or 'cuda:N', got {name!r}")
+            raise ValueError("device: expected 'cpu', 'cuda:N' or (through get_device) 'cuda', "
+                             f'got {name!r}')
         self.name = name
 
     @property
