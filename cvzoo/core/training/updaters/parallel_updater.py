@@ -22,7 +22,8 @@ class ParallelUpdater(standard_updater.StandardUpdater):
 
     A model with lazily shaped layers (``L.Linear(None, 10)``) gets its copies after the
     first forward pass of the main copy, which initialises those parameters once, on the
-    main device; every copy then starts from the same weights.
+    main device; every copy then starts from the same weights (until then ``models``
+    holds the main copy only).
 
     Args:
         iterator: the training iterator (or a dict with a ``'main'`` one).
