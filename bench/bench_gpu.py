@@ -65,8 +65,7 @@ def _parser():
 # --- devices and synchronisation -----------------------------------------------------
 
 def _cvzoo_sync(device):
-    if device.kind == 'cuda':
-        device.xp.cuda.Device(device.id).synchronize()
+    device.synchronize()  # a no-op on the CPU
 
 
 def _load_torch(device, no_torch):

@@ -64,8 +64,7 @@ def seconds_per_step(model, dataset, args):
                            for j in range(args.batchsize)], args.device)
         start = time.perf_counter()
         optimizer.update(chain, *batch)
-        if model.xp is not numpy:  # the step's kernels end before the clock stops
-            model.xp.cuda.Device(model.device.id).synchronize()
+        model.device.synchronize()  # the step's kernels end before the clock stops
         times.append(time.perf_counter() - start)
     return float(numpy.median(times[2:]))
 

@@ -11,8 +11,10 @@ Device('cpu')
 True
 """
 
+import contextlib
 import sys
 import threading
+import time
 from typing import Any, Union
 
 import numpy
@@ -78,7 +80,8 @@ class Device:
         elif name.startswith('cuda:') and name[5:].isdigit():
             self.kind, self.id = 'cuda', int(name[5:])
         else:
-            raise ValueError(f"device: expected 'cpu' or 'cuda:N', got {name!r}")
+            raise ValueError("device: expected 'cpu', 'cuda:N' or (through get_device) 'cuda', "
+                             f'got {name!r}')
         self.name = name
 
     @property
@@ -98,6 +101,46 @@ class Device:
         if self.kind == 'cuda':
             _import_cupy().cuda.Device(self.id).use()
         return self
+
+    def synchronize(self):
+        """Wait until the work queued on this device is done (a no-op on the CPU).
+
+        Every stream of the GPU is waited for (CuPy's ``Device(n).synchronize()``); it is
+        a host synchronisation, as ``float()`` of a device array is.
+        """
+        if self.kind == 'cuda':
+            _import_cupy().cuda.Device(self.id).synchronize()
+
+    @contextlib.contextmanager
+    def stream(self, stream=None):
+        """Run the block on a CUDA stream of this device other than the default one.
+
+        The device is current in the block and ``stream`` (a new ``cupy.cuda.Stream`` when
+        None) is its current stream, so the kernels the block launches are queued there.
+        A new stream waits for the default stream and the default stream for it (CuPy's
+        blocking streams), so work after the block sees its results; wait for the stream
+        itself with ``stream.synchronize()`` before timing or reading them on the host.
+
+        Args:
+            stream: a ``cupy.cuda.Stream`` made on this device, or None for a new one.
+
+        Yields:
+            the stream (None on the CPU, where the block simply runs).
+        """
+        if self.kind == 'cpu':
+            if stream is not None:
+                raise errors.UsageError(f'stream: the CPU has no streams, got {stream!r}')
+            yield None
+            return
+        cuda = _import_cupy().cuda
+        with self:
+            if stream is None:
+                stream = cuda.Stream()
+            elif getattr(stream, 'device_id', -1) not in (-1, self.id):
+                raise errors.DeviceMismatchError(
+                    f'stream: it was made on cuda:{stream.device_id}, not on {self}')
+            with stream:
+                yield stream
 
     def __enter__(self):
         if self.kind == 'cuda':
@@ -153,11 +196,12 @@ def get_device(spec: DeviceSpec) -> Device:
     """Turn a device spec into a Device.
 
     Args:
-        spec: ``'cpu'``, ``'cuda:N'``, an int (-1 is the CPU, N >= 0 is cuda:N), a Device,
-            or None (the CPU).
+        spec: ``'cpu'``, ``'cuda:N'``, ``'cuda'`` (the GPU current in this thread, as
+            ``torch.device('cuda')`` means), an int (-1 is the CPU, N >= 0 is cuda:N), a
+            Device, or None (the CPU).
 
     Returns:
-        Device: the device named.
+        Device: the device named; ``'cuda'`` gives ``Device('cuda:N')`` for the current N.
     """
     if isinstance(spec, Device):
         return spec
@@ -168,6 +212,8 @@ def get_device(spec: DeviceSpec) -> Device:
     if isinstance(spec, (int, numpy.integer)):
         return CPU if spec < 0 else Device(f'cuda:{int(spec)}')
     if isinstance(spec, str):
+        if spec == 'cuda':
+            return Device(f'cuda:{_import_cupy().cuda.runtime.getDevice()}')
         return CPU if spec == 'cpu' else Device(spec)
     raise TypeError(f'device: expected a str, int or Device, got {type(spec).__name__}')
 
@@ -202,22 +248,30 @@ def get_array_module(*args):
     return numpy
 
 
-def to_device(x: Array, device: DeviceSpec) -> Array:
+def to_device(x: Array, device: DeviceSpec, copy: bool = False) -> Array:
     """Return array ``x`` on ``device``: x itself when already there, else a copy.
 
-    None and Python scalars pass through unchanged; NumPy scalars become 0-d arrays on
-    a GPU.
+    With ``copy=True`` the result is always a new array, also when ``x`` is already on
+    ``device`` (the d2l book's ``copyto`` against ``as_in_ctx``); the copy is made with
+    the device current. None passes through unchanged; NumPy scalars become 0-d arrays
+    on a GPU.
+
+    >>> import numpy as np
+    >>> x = np.zeros(2)
+    >>> to_device(x, 'cpu') is x, to_device(x, 'cpu', copy=True) is x
+    (True, False)
     """
     if x is None:
         return None
     device = get_device(device)
     if device.kind == 'cpu':
-        return to_numpy(x)
+        host = to_numpy(x)
+        return host.copy() if copy and host is x else host
     cupy = _import_cupy()
-    if isinstance(x, cupy.ndarray) and x.device.id == device.id:
-        return x
     with cupy.cuda.Device(device.id):
-        return cupy.asarray(x)
+        if isinstance(x, cupy.ndarray) and x.device.id == device.id:
+            return x.copy() if copy else x
+        return cupy.asarray(x)  # a new array, from the host or from another GPU
 
 
 def to_numpy(x: Array) -> Array:
@@ -333,6 +387,135 @@ def on_device_of(value, reference: Array, dtype=None) -> Array:
     cupy = _import_cupy()
     with cupy.cuda.Device(device.id):
         return cupy.asarray(value, dtype=dtype)
+
+
+def _checked_shape(shape) -> tuple:
+    """``shape`` as a tuple of ints >= 0; UsageError naming it otherwise."""
+    dims = (shape,) if isinstance(shape, (int, numpy.integer)) else shape
+    try:
+        dims = tuple(dims)
+    except TypeError:
+        dims = None
+    if dims is None or not all(
+            isinstance(d, (int, numpy.integer)) and not isinstance(d, bool) and d >= 0
+            for d in dims):
+        raise errors.UsageError(f'shape: expected an int or a tuple of ints >= 0, got {shape!r}')
+    return tuple(int(d) for d in dims)
+
+
+def _create(name: str, shape, dtype, device: DeviceSpec, *args) -> Array:
+    """``xp.<name>(shape, *args, dtype)`` made on ``device`` with that device current."""
+    shape = _checked_shape(shape)
+    device = get_device(device)
+    with device:
+        return getattr(device.xp, name)(shape, *args, dtype=dtype)
+
+
+def zeros(shape, dtype=numpy.float32, device: DeviceSpec = None) -> Array:
+    """A new array of zeros made directly on ``device`` (default: the CPU), no host copy.
+
+    >>> zeros((2, 3)).dtype
+    dtype('float32')
+    """
+    return _create('zeros', shape, dtype, device)
+
+
+def ones(shape, dtype=numpy.float32, device: DeviceSpec = None) -> Array:
+    """A new array of ones made directly on ``device`` (default: the CPU)."""
+    return _create('ones', shape, dtype, device)
+
+
+def full(shape, fill_value, dtype=numpy.float32, device: DeviceSpec = None) -> Array:
+    """A new array filled with the scalar ``fill_value``, made directly on ``device``."""
+    return _create('full', shape, dtype, device, fill_value)
+
+
+def empty(shape, dtype=numpy.float32, device: DeviceSpec = None) -> Array:
+    """A new array, its values not set, made directly on ``device`` (default: the CPU)."""
+    return _create('empty', shape, dtype, device)
+
+
+def _device_or_current(device: DeviceSpec) -> Device:
+    """``device``; for None the current GPU when CuPy is in use, else the CPU."""
+    if device is not None:
+        return get_device(device)
+    cupy = _cupy_if_loaded()
+    if cupy is None or cupy.cuda.runtime.getDeviceCount() == 0:
+        return CPU
+    return get_device('cuda')
+
+
+def synchronize(device: DeviceSpec = None) -> None:
+    """Wait until the work queued on ``device`` is done (``torch.cuda.synchronize``).
+
+    GPU work is asynchronous: a function returns once its kernels are queued. Call this
+    before reading a clock, or use :func:`timer`. A no-op on the CPU.
+
+    Args:
+        device: the device to wait for; None is the current GPU (the CPU, a no-op, when
+            CuPy is not in use).
+    """
+    _device_or_current(device).synchronize()
+
+
+class Timer:
+    """Times a block on one device; made by :func:`timer`.
+
+    Attributes:
+        device (Device): the device timed.
+        elapsed_ms (float): the block's time in milliseconds, set when the block ends
+            (None before, and after a block that raised).
+    """
+
+    def __init__(self, device: Device):
+        self.device = device
+        self.elapsed_ms = None
+        self._start = self._end = self._stream = None
+
+    def __enter__(self):
+        self.elapsed_ms = None
+        if self.device.kind == 'cpu':
+            self._start = time.perf_counter()
+            return self
+        cuda = _import_cupy().cuda
+        with cuda.Device(self.device.id):
+            self._stream = cuda.get_current_stream()
+            self._start, self._end = cuda.Event(), cuda.Event()
+            self._start.record(self._stream)
+        return self
+
+    def __exit__(self, exc_type, *exc_info):
+        if exc_type is not None:
+            return False
+        if self.device.kind == 'cpu':
+            self.elapsed_ms = (time.perf_counter() - self._start) * 1000.0
+            return False
+        cuda = _import_cupy().cuda
+        with cuda.Device(self.device.id):
+            self._end.record(self._stream)
+            self._end.synchronize()
+            self.elapsed_ms = float(cuda.get_elapsed_time(self._start, self._end))
+        return False
+
+
+def timer(device: DeviceSpec = None) -> Timer:
+    """Time a block of work on ``device``: ``with timer(device) as t: ...``, then ``t.elapsed_ms``.
+
+    On a GPU two CUDA events are recorded on the device's current stream, before and after
+    the block, and the host waits for the second when the block ends (one host
+    synchronisation), so the time is the GPU's, not the time taken to queue the kernels.
+    On the CPU it reads ``time.perf_counter``.
+
+    Args:
+        device: the device to time; None is the current GPU (the CPU when CuPy is not in
+            use).
+
+    >>> with timer('cpu') as t:
+    ...     _ = sum(range(1000))
+    >>> t.elapsed_ms >= 0
+    True
+    """
+    return Timer(_device_or_current(device))
 
 
 def num_gpus() -> int:

@@ -103,7 +103,17 @@ def check_backward(func, x_data, y_grad=None, params=(), eps=1e-3, atol=1e-5, rt
         dtype: precision of the check (float64 recommended).
         full_jacobian_limit (int): inputs of at most this many elements in total are also
             compared entry by entry.
+
+    GPU inputs are checked with their device current (``cuda:1`` works without
+    ``with device:`` around the call).
     """
+    with backend.using_device_of(_as_tuple(x_data), [p.array for p in params]):
+        _check_backward(func, x_data, y_grad, params, eps, atol, rtol, no_grads, dtype,
+                        full_jacobian_limit)
+
+
+def _check_backward(func, x_data, y_grad, params, eps, atol, rtol, no_grads, dtype,
+                    full_jacobian_limit):
     arrays = [a.astype(dtype) if _is_float(a) and dtype else a for a in _as_tuple(x_data)]
     for p in params:
         if dtype:

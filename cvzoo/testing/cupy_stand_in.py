@@ -16,14 +16,20 @@ keeps CuPy's rules, so that code which breaks them fails here as it would on a G
   CuPy's message; ``asarray``/``array``/``copy`` copy between devices, as peer copies do;
 - host synchronisations are counted per call site (:func:`count_syncs`): ``bool``,
   ``int``, ``float``, ``item``, ``tolist``, ``get``, ``asnumpy``, iteration, ``repr``,
-  boolean masks, ``nonzero``, ``unique`` and ``synchronize``;
+  boolean masks, ``nonzero``, ``unique`` and ``synchronize`` (of a device, a stream or an
+  event: each is a host wait);
+- streams and events keep CuPy's rules (``cupy.cuda.Stream``, ``Event``,
+  ``get_current_stream``, ``get_elapsed_time``): a current stream per device and thread, a
+  stream entered only with its own device current, an event recorded only on a stream of
+  its device, and elapsed times only between recorded events the host has waited for;
 - ``ufunc.at`` / ``cupyx.scatter_add`` accept only the dtypes CUDA's atomicAdd has;
 - ``ElementwiseKernel`` and ``ReductionKernel`` run the NumPy twin that
   ``cvzoo.core.backend.elementwise_kernel`` / ``reduction_kernel`` registered under the
   kernel's name (the CUDA source itself is never compiled here).
 
 What it cannot prove: that a kernel's CUDA source compiles or is right, cuBLAS/cuDNN
-numerics, streams and asynchrony, memory limits, or speed (see docs/gpu.md).
+numerics, the order of work between streams (everything runs at once here), asynchrony,
+memory limits, or speed (see docs/gpu.md).
 
 >>> was_installed = is_installed()
 >>> cp = install()
@@ -44,9 +50,11 @@ import collections
 import contextlib
 import ctypes
 import functools
+import itertools
 import os
 import sys
 import threading
+import time
 import types
 
 import numpy
@@ -212,6 +220,7 @@ class Device:
     def synchronize(self):
         """Wait for the device (counted as a host synchronisation)."""
         _record_sync('synchronize')
+        _note_wait(('device', self.id))
 
     @property
     def compute_capability(self):
@@ -692,13 +701,172 @@ class ReductionKernel:
 
 # --- cupy.cuda -------------------------------------------------------------------------
 
-class _Stream:
+# The stand-in runs every operation at once, on the host, so no stream ever has work
+# pending. It keeps CuPy's rules all the same: each thread has a current stream per device
+# (the null stream at first); a stream is entered or used only while its own device is
+# current; an event is recorded only on a stream of the device it was made on; and
+# get_elapsed_time() needs both events recorded and the host to have waited for them
+# (Event.synchronize(), or a synchronize of their stream or device), as on a GPU that may
+# not have reached them yet (cudaErrorNotReady).
+
+_handles = itertools.count(1)  # the ptr of each new stream and event
+_waits_lock = threading.Lock()
+_waits = collections.Counter()  # host waits per ('stream', device, ptr) and ('device', device)
+
+
+def _note_wait(key):
+    with _waits_lock:
+        _waits[key] += 1
+
+
+def _thread_streams():
+    """{device: [streams entered or used]} and the devices of the open ``with`` blocks."""
+    streams = getattr(_thread, 'streams', None)
+    if streams is None:
+        streams = _thread.streams = ({}, [])
+    return streams
+
+
+def get_current_stream(device_id=-1):
+    """The current stream of device ``device_id`` (default: the current device) here."""
+    device = _current_device() if device_id == -1 else int(device_id)
+    stack = _thread_streams()[0].get(device)
+    return stack[-1] if stack else Stream.null
+
+
+class Stream:
+    """``cupy.cuda.Stream``: the null stream (``Stream.null``) or a new one of the current
+    device; ``with stream:`` makes it current for its device in this thread."""
+
+    null = None  # the null stream, set below
+
+    def __init__(self, null=False, non_blocking=False, ptds=False, priority=None):
+        if null or ptds:
+            self.ptr, self.device_id = 0, -1  # the default stream of whichever device is current
+        else:
+            self.ptr, self.device_id = next(_handles), _current_device()
+        self.is_non_blocking = bool(non_blocking) and not (null or ptds)
+        self.priority = priority or 0
+
+    def _device(self):
+        """The device this stream queues work on (checked to be the current one)."""
+        current = _current_device()
+        if self.device_id not in (-1, current):
+            raise RuntimeError(f'The device that the stream is created on ({self.device_id}) '
+                               f'does not match with the current device ({current})')
+        return current
+
+    def __enter__(self):
+        device = self._device()
+        stacks, entered = _thread_streams()
+        stacks.setdefault(device, []).append(self)
+        entered.append(device)
+        return self
+
+    def __exit__(self, *exc_info):
+        stacks, entered = _thread_streams()
+        stacks[entered.pop()].pop()
+        return False
+
+    def use(self):
+        """Make this stream current for its device (until another is used or entered)."""
+        stack = _thread_streams()[0].setdefault(self._device(), [])
+        if stack:
+            stack[-1] = self
+        else:
+            stack.append(self)
+        return self
+
     def synchronize(self):
+        """Wait for the stream (counted as a host synchronisation)."""
         _record_sync('synchronize')
+        device = _current_device() if self.device_id == -1 else self.device_id
+        _note_wait(('stream', device, self.ptr))
+
+    def record(self, event=None):
+        """Record ``event`` (a new one when None) on this stream; return it."""
+        event = Event() if event is None else event
+        event.record(self)
+        return event
+
+    def wait_event(self, event):
+        """Make later work of this stream wait for ``event`` (nothing runs late here)."""
 
     @property
-    def ptr(self):
-        return 0
+    def done(self):
+        return True
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and other.ptr == self.ptr
+
+    def __hash__(self):
+        return self.ptr
+
+    def __repr__(self):
+        return f'<Stream {self.ptr} (device {self.device_id})>'
+
+
+Stream.null = Stream(null=True)
+
+
+class Event:
+    """``cupy.cuda.Event``, made on the current device; times are host clock readings."""
+
+    def __init__(self, block=False, disable_timing=False, interprocess=False):
+        if interprocess and not disable_timing:
+            raise ValueError('Timing must be disabled for interprocess events')
+        self.ptr = next(_handles)
+        self._device_id = _current_device()
+        self._disable_timing = disable_timing
+        self._recorded = None  # (stream key, waits on it and on its device then, order, time)
+        self._waited = False
+
+    def record(self, stream=None):
+        """Record the event on ``stream`` (default: the current stream)."""
+        stream = get_current_stream() if stream is None else stream
+        device = stream._device()
+        if device != self._device_id:
+            raise CUDARuntimeError(
+                f'cudaErrorInvalidResourceHandle: an event of device {self._device_id} '
+                f'recorded on a stream of device {device}')
+        key = ('stream', device, stream.ptr)
+        with _waits_lock:
+            self._recorded = (key, _waits[key], _waits[('device', device)], next(_handles),
+                              time.perf_counter())
+        self._waited = False
+
+    def synchronize(self):
+        """Wait for the event (counted as a host synchronisation)."""
+        _record_sync('synchronize')
+        self._waited = self._recorded is not None
+
+    @property
+    def done(self):
+        self._waited = self._recorded is not None  # the caller has now seen it complete
+        return True
+
+    def _complete(self):
+        """Whether the host has waited for this event since it was recorded."""
+        if self._recorded is None:
+            return False
+        key, stream_waits, device_waits = self._recorded[:3]
+        with _waits_lock:
+            return (self._waited or _waits[key] > stream_waits
+                    or _waits[('device', key[1])] > device_waits)
+
+
+def get_elapsed_time(start_event, end_event):
+    """Milliseconds between two recorded events the host has waited for (float)."""
+    for name, event in (('start_event', start_event), ('end_event', end_event)):
+        if event._recorded is None or event._disable_timing:
+            raise CUDARuntimeError(f'cudaErrorInvalidResourceHandle: {name} was never recorded '
+                                   'or was made with disable_timing=True')
+    start, end = start_event._recorded, end_event._recorded
+    start_done = start_event._complete() or (start[0] == end[0] and start[3] < end[3])
+    if not (end_event._complete() and start_done):
+        raise CUDARuntimeError('cudaErrorNotReady: the host has not waited for the events; '
+                               'call end_event.synchronize() first')
+    return (end[4] - start[4]) * 1000.0
 
 
 class _MemoryPool:
@@ -729,10 +897,13 @@ def _make_cuda_module(name):
     runtime.getDeviceCount = lambda: _config['n_devices']
     runtime.getDevice = _current_device
     runtime.setDevice = lambda i: Device(i).use()
-    runtime.deviceSynchronize = lambda: _record_sync('synchronize')
+    runtime.deviceSynchronize = lambda: Device().synchronize()
     cuda.runtime = runtime
     cuda.Device = Device
-    cuda.Stream = type('Stream', (_Stream,), {'null': _Stream()})
+    cuda.Stream = Stream
+    cuda.Event = Event
+    cuda.get_current_stream = get_current_stream
+    cuda.get_elapsed_time = get_elapsed_time
     cuda.get_device_id = _current_device
     cuda.set_allocator = lambda allocator=None: None
     cuda.set_pinned_memory_allocator = lambda allocator=None: None

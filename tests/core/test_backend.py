@@ -67,3 +67,55 @@ def test_gpu_device_without_cupy_gives_install_hint(monkeypatch):
     monkeypatch.setattr(builtins, '__import__', no_cupy)
     with pytest.raises(RuntimeError, match=r"cvzoo\[cuda\]"):
         backend.get_device('cuda:0').xp
+
+
+def test_to_device_copy_on_the_cpu():
+    x = numpy.arange(3.0)
+    y = backend.to_device(x, 'cpu', copy=True)
+    assert y is not x and not numpy.shares_memory(x, y)
+    numpy.testing.assert_array_equal(y, x)
+    assert backend.to_device(x, 'cpu', copy=False) is x
+
+
+@pytest.mark.parametrize('make, expected', [
+    (lambda: backend.zeros(3), numpy.zeros(3, numpy.float32)),
+    (lambda: backend.ones((2, 1), dtype=numpy.int32), numpy.ones((2, 1), numpy.int32)),
+    (lambda: backend.full((2,), 7, device='cpu'), numpy.full(2, 7, numpy.float32)),
+], ids=['zeros', 'ones', 'full'])
+def test_creation_on_the_cpu(make, expected):
+    x = make()
+    assert isinstance(x, numpy.ndarray) and x.dtype == expected.dtype
+    numpy.testing.assert_array_equal(x, expected)
+    assert backend.empty((0, 4)).shape == (0, 4)
+
+
+@pytest.mark.parametrize('shape', [-1, (2, -3), (2.0, 3), 'ab', None, (True, 2)])
+def test_creation_refuses_a_bad_shape_naming_it(shape):
+    with pytest.raises(errors.UsageError, match=r'shape: expected an int or a tuple of ints'):
+        backend.zeros(shape)
+
+
+def test_cpu_synchronize_and_timer_do_not_import_cupy(monkeypatch):
+    monkeypatch.setattr(backend, '_cupy_if_loaded', lambda: None)
+    monkeypatch.setattr(backend, '_import_cupy', lambda: pytest.fail('CuPy was imported'))
+    backend.synchronize()
+    backend.synchronize('cpu')
+    with backend.timer() as t:
+        pass
+    assert t.device == backend.CPU and t.elapsed_ms >= 0
+
+
+def test_cuda_without_cupy_gives_install_hint(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_cupy(name, *args, **kwargs):
+        if name == 'cupy':
+            raise ImportError('no cupy')
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(backend, '_cupy', None)
+    monkeypatch.setattr(builtins, '__import__', no_cupy)
+    with pytest.raises(RuntimeError, match=r"cvzoo\[cuda\]"):
+        backend.get_device('cuda')

@@ -156,6 +156,194 @@ def test_out_of_range_label_on_a_gpu_gives_nan_not_a_number(two_gpus):
         F.softmax_cross_entropy(numpy.zeros((2, 3), numpy.float32), numpy.array([0, 7]))
 
 
+# --- waiting, timing, streams, 'cuda', arrays made on a device ----------------------
+
+def _stream_of(device_id):
+    cuda = backend.get_device('cuda:0').xp.cuda
+    with cuda.Device(device_id):
+        return cuda.get_current_stream()
+
+
+def test_synchronize_waits_for_the_named_device(stand_in, two_gpus):
+    cuda = backend.get_device('cuda:0').xp.cuda
+    backend.get_device('cuda:0').use()
+    with cuda.Device(1):
+        start, end = cuda.Event(), cuda.Event()
+        start.record()
+        end.record()
+    backend.synchronize('cuda:0')
+    with pytest.raises(cuda.runtime.CUDARuntimeError, match='NotReady'):
+        cuda.get_elapsed_time(start, end)  # cuda:1 was not waited for
+    with stand_in.count_syncs() as syncs:
+        backend.synchronize('cuda:1')
+    assert [kind for kind, _ in syncs] == ['synchronize']  # one host synchronisation
+    assert cuda.get_elapsed_time(start, end) >= 0
+    with cuda.Device(1):
+        start.record()
+        end.record()
+        backend.synchronize()  # None: the current GPU
+    assert cuda.get_elapsed_time(start, end) >= 0
+    with stand_in.count_syncs() as syncs:
+        backend.get_device('cuda:1').synchronize()
+        backend.synchronize('cpu')  # nothing to wait for
+    assert [kind for kind, _ in syncs] == ['synchronize']
+
+
+def test_timer_times_the_block_on_its_device(gpu_pair):
+    import time
+
+    from cvzoo.testing import cupy_stand_in
+
+    current, target = gpu_pair
+    current.use()
+    x = backend.to_device(numpy.ones((64, 64), numpy.float32), target)
+    with cupy_stand_in.count_syncs() as syncs:
+        with backend.timer(target) as t:  # events of cuda:1 while cuda:0 is current
+            assert t.elapsed_ms is None
+            with target:
+                y = x @ x
+            time.sleep(0.02)  # the end event is queued 20 ms after the start event
+    if cupy_stand_in.is_installed():
+        assert [kind for kind, _ in syncs] == ['synchronize']  # waits once, at the end
+    assert isinstance(t.elapsed_ms, float) and t.elapsed_ms >= 19
+    assert t.device == target and y.shape == (64, 64)
+    with target:
+        assert backend.timer().device == target  # None: the current GPU
+
+
+def test_timer_on_the_cpu_and_after_an_error(stand_in):
+    import time
+
+    with stand_in.count_syncs() as syncs:
+        with backend.timer('cpu') as t:
+            time.sleep(0.01)
+    assert not syncs and t.elapsed_ms >= 10
+    with pytest.raises(ZeroDivisionError):
+        with backend.timer('cpu') as t:
+            1 / 0
+    assert t.elapsed_ms is None
+
+
+def test_stream_runs_the_block_on_a_new_stream_of_its_device(gpu_pair, rng):
+    current, target = gpu_pair
+    current.use()
+    null = _stream_of(target.id)
+    x = backend.to_device(rng.standard_normal((4, 3)).astype(numpy.float32), target)
+    link = L.Linear(3, 2).to_device(target)
+    with target.stream() as stream:
+        assert _current_id() == target.id and _stream_of(target.id) is stream
+        assert stream != null and stream.device_id == target.id
+        y = link(x)
+        with backend.timer(target) as t:  # timed on the block's stream
+            F.sum(y).backward()
+    stream.synchronize()
+    assert _current_id() == current.id and _stream_of(target.id) == null
+    assert t.elapsed_ms >= 0 and y.device == target
+    assert backend.get_device_from_array(link.W.grad) == target
+    with target.stream(stream) as again:  # a given stream is made current again
+        assert again is stream and _stream_of(target.id) is stream
+
+
+def test_stream_refuses_a_stream_of_another_device(two_gpus):
+    gpu0, gpu1 = two_gpus
+    with gpu0.stream() as stream_of_gpu0:
+        pass
+    with pytest.raises(errors.DeviceMismatchError, match='stream: it was made on cuda:0, '
+                                                        'not on cuda:1'):
+        with gpu1.stream(stream_of_gpu0):
+            pass
+    assert _current_id() == 0
+
+
+def test_stream_on_the_cpu_runs_the_block():
+    with backend.get_device('cpu').stream() as stream:
+        assert stream is None
+    with pytest.raises(errors.UsageError, match='stream: the CPU has no streams'):
+        with backend.get_device('cpu').stream(object()):
+            pass
+
+
+def test_cuda_is_the_current_gpu(two_gpus, rng):
+    gpu0, gpu1 = two_gpus
+    gpu0.use()
+    assert backend.get_device('cuda') == gpu0
+    with gpu1:
+        assert backend.get_device('cuda') == gpu1
+        x = backend.to_device(rng.standard_normal((2, 3)).astype(numpy.float32), 'cuda')
+        link = L.Linear(3, 2).to_device('cuda')
+        assert link.device == gpu1 and link(x).device == gpu1
+    assert backend.get_device_from_array(x) == gpu1
+
+
+@pytest.mark.parametrize('make, value', [
+    (lambda device: backend.zeros((2, 3), device=device), 0.0),
+    (lambda device: backend.ones((2, 3), device=device), 1.0),
+    (lambda device: backend.full((2, 3), 2.5, device=device), 2.5),
+    (lambda device: backend.empty((2, 3), device=device), None),
+], ids=['zeros', 'ones', 'full', 'empty'])
+def test_arrays_made_directly_on_a_device(two_gpus, monkeypatch, make, value):
+    gpu0, gpu1 = two_gpus
+    gpu0.use()
+    xp = gpu1.xp
+
+    def no_host_copy(*args, **kwargs):
+        raise AssertionError('an array made on a device went through host data')
+
+    monkeypatch.setattr(xp, 'asarray', no_host_copy)
+    monkeypatch.setattr(xp, 'array', no_host_copy)
+    x = make('cuda:1')
+    monkeypatch.undo()
+    assert backend.get_device_from_array(x) == gpu1 and _current_id() == 0
+    assert x.shape == (2, 3) and x.dtype == numpy.float32
+    if value is not None:
+        numpy.testing.assert_array_equal(backend.to_numpy(x), numpy.full((2, 3), value))
+
+
+def test_to_device_with_copy_always_copies(two_gpus):
+    gpu0, gpu1 = two_gpus
+    gpu0.use()
+    x = backend.to_device(numpy.arange(3, dtype=numpy.float32), 'cuda:1')
+    assert backend.to_device(x, 'cuda:1') is x
+    y = backend.to_device(x, 'cuda:1', copy=True)
+    assert y is not x and backend.get_device_from_array(y) == gpu1
+    with gpu1:
+        y += 1  # a copy, not a view
+    numpy.testing.assert_array_equal(backend.to_numpy(x), [0, 1, 2])
+    z = backend.to_device(x, 'cuda:0', copy=True)
+    assert backend.get_device_from_array(z) == gpu0
+
+
+@pytest.mark.parametrize('mode', ['copy', 'init', 'share'])
+def test_link_copy_of_a_second_gpu_link_stays_there(two_gpus, rng, mode):
+    gpu0, gpu1 = two_gpus
+    gpu0.use()
+    net = _SmallNet().to_device('cuda:1')
+    copied = net.copy(mode=mode)
+    for path, param in copied.namedparams():
+        assert backend.get_device_from_array(param.array) == gpu1, path
+    assert backend.get_device_from_array(copied.bn.avg_mean) == gpu1
+    if mode == 'copy':
+        assert copied.conv.W.array is not net.conv.W.array
+        assert copied.bn.avg_mean is not net.bn.avg_mean
+        numpy.testing.assert_array_equal(backend.to_numpy(copied.conv.W.array),
+                                         backend.to_numpy(net.conv.W.array))
+    x = backend.to_device(rng.standard_normal((2, 3, 8, 8)).astype(numpy.float32), 'cuda:1')
+    assert copied(x).device == gpu1  # the copy's forward runs where the copy says it lives
+    assert _current_id() == 0
+
+
+def test_copyparams_puts_a_new_persistent_on_the_links_device(two_gpus):
+    gpu0, gpu1 = two_gpus
+    gpu0.use()
+    source, target = L.Linear(2, 2), L.Linear(2, 2).to_device('cuda:1')
+    source.add_persistent('stats', numpy.arange(3.0))
+    target.add_persistent('stats', None)
+    source.to_device('cuda:0')
+    target.copyparams(source)
+    assert backend.get_device_from_array(target.stats) == gpu1
+    assert target.stats is not source.stats
+
+
 # --- one's own kernel -----------------------------------------------------------------
 
 def test_elementwise_kernel_runs_its_twin_on_the_host():

@@ -85,3 +85,23 @@ def test_numerical_grad_of_square():
     x = numpy.array([1.0, -2.0])
     gx, = gradient_check.numerical_grad(lambda: (x * x,), (x,), (numpy.ones(2),))
     numpy.testing.assert_allclose(gx, [2.0, -4.0], atol=1e-6)
+
+
+def test_check_backward_on_the_second_gpu_needs_no_device_scope(two_gpus, rng):
+    from cvzoo.core import backend
+    from cvzoo.core import links as L
+
+    gpu0, gpu1 = two_gpus
+    gpu0.use()
+    x = backend.to_device(rng.standard_normal((2, 3)), 'cuda:1')
+    gy = backend.to_device(rng.standard_normal((2, 3)), 'cuda:1')
+    gradient_check.check_backward(F.tanh, x, gy)
+    gradient_check.check_double_backward(
+        F.tanh, x, gy, backend.to_device(rng.standard_normal((2, 3)), 'cuda:1'))
+    link = L.Linear(3, 2).to_device('cuda:1')
+    gradient_check.check_backward(
+        link, x, backend.to_device(rng.standard_normal((2, 2)), 'cuda:1'),
+        params=(link.W, link.b))
+    with pytest.raises(AssertionError, match='differ'):  # still able to fail there
+        gradient_check.check_backward(lambda v: _WrongCube().apply((v,))[0], x, gy)
+    assert backend.get_device('cuda') == gpu0  # the caller's current device is kept

@@ -136,3 +136,75 @@ def test_backend_sees_the_stand_in_as_cupy(cp):
     x = backend.to_device(numpy.ones(2), 'cuda:1')
     assert backend.get_device_from_array(x) == backend.Device('cuda:1')
     assert backend.get_array_module(x) is cp
+
+
+def test_each_device_has_its_current_stream_per_thread(cp):
+    assert cp.cuda.get_current_stream() == cp.cuda.Stream.null
+    stream = cp.cuda.Stream()
+    assert stream.device_id == 0 and stream != cp.cuda.Stream.null
+    with stream:
+        assert cp.cuda.get_current_stream() is stream
+        with cp.cuda.Device(1):
+            assert cp.cuda.get_current_stream() == cp.cuda.Stream.null  # device 1's own
+        assert cp.cuda.get_current_stream(0) is stream
+        assert cp.cuda.get_current_stream(1) == cp.cuda.Stream.null
+        seen = {}
+        thread = threading.Thread(target=lambda: seen.update(s=cp.cuda.get_current_stream()))
+        thread.start()
+        thread.join()
+        assert seen['s'] == cp.cuda.Stream.null  # a new thread starts on the null stream
+    assert cp.cuda.get_current_stream() == cp.cuda.Stream.null
+
+
+def test_a_stream_is_entered_only_on_its_own_device(cp):
+    stream = cp.cuda.Stream()
+    with cp.cuda.Device(1):
+        with pytest.raises(RuntimeError, match=r'created on \(0\) does not match .* \(1\)'):
+            with stream:
+                pass
+        with pytest.raises(RuntimeError, match='does not match'):
+            stream.use()
+        with cp.cuda.Stream.null:  # the null stream belongs to whichever device is current
+            pass
+
+
+def test_an_event_is_recorded_only_on_a_stream_of_its_device(cp):
+    event = cp.cuda.Event()
+    with cp.cuda.Device(1):
+        with pytest.raises(cp.cuda.runtime.CUDARuntimeError, match='InvalidResourceHandle'):
+            event.record()  # the current stream is device 1's
+        event_1 = cp.cuda.Stream.null.record()
+    with pytest.raises(ValueError, match='Timing must be disabled'):
+        cp.cuda.Event(interprocess=True)
+    assert isinstance(event_1, cp.cuda.Event)
+
+
+def test_elapsed_time_needs_recorded_events_the_host_waited_for(cp):
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    with pytest.raises(cp.cuda.runtime.CUDARuntimeError, match='never recorded'):
+        cp.cuda.get_elapsed_time(start, end)
+    start.record()
+    (cp.ones(1000) * 2).sum()
+    end.record()
+    with pytest.raises(cp.cuda.runtime.CUDARuntimeError, match='NotReady'):
+        cp.cuda.get_elapsed_time(start, end)  # a GPU may not have reached `end` yet
+    with cupy_stand_in.count_syncs() as syncs:
+        end.synchronize()
+    assert [kind for kind, _ in syncs] == ['synchronize']
+    elapsed = cp.cuda.get_elapsed_time(start, end)
+    assert isinstance(elapsed, float) and elapsed >= 0
+    # a wait for the stream or the device also completes the events recorded before it
+    for wait in (lambda: cp.cuda.get_current_stream().synchronize(),
+                 lambda: cp.cuda.Device(0).synchronize()):
+        start.record()
+        end.record()
+        with pytest.raises(cp.cuda.runtime.CUDARuntimeError, match='NotReady'):
+            cp.cuda.get_elapsed_time(start, end)
+        wait()
+        assert cp.cuda.get_elapsed_time(start, end) >= 0
+    # but not a wait for another device
+    start.record()
+    end.record()
+    cp.cuda.Device(1).synchronize()
+    with pytest.raises(cp.cuda.runtime.CUDARuntimeError, match='NotReady'):
+        cp.cuda.get_elapsed_time(start, end)

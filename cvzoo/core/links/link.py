@@ -41,16 +41,18 @@ def _copy_parameter(param, mode):
     if mode == 'share':
         new.array = param.array
     elif mode == 'copy':
-        new.array = param.array.copy()
+        new.array = backend.to_device(param.array, param.device, copy=True)
     else:
         new.initialize(param.shape)
     return new
 
 
 def _copy_persistent(value, mode):
+    """``value`` itself ('share') or a copy; a device array is copied on its own device."""
     if mode == 'share' or not hasattr(value, 'copy'):
         return value
-    return value.copy()
+    with backend.using_device_of(value):  # a GPU array's copy lands on the current device
+        return value.copy()
 
 
 class Link:
@@ -238,6 +240,9 @@ class Link:
         if hasattr(mine, 'shape') and hasattr(value, 'shape') and mine.shape == value.shape:
             with backend.using_device_of(mine):
                 mine[...] = backend.to_device(value, backend.get_device_from_array(mine))
+        elif hasattr(value, 'shape') and not numpy.isscalar(value):
+            # a new array on this link's device, whichever device the source lives on
+            object.__setattr__(self, name, backend.to_device(value, self._device, copy=True))
         else:
             object.__setattr__(self, name, _copy_persistent(value, 'copy'))
 

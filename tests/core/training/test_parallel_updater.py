@@ -1,7 +1,10 @@
 import numpy
 import pytest
 
+import cvzoo.core.functions as F
+import cvzoo.core.links as L
 from cvzoo.core import backend, optimizers
+from cvzoo.core.training import reporter
 from cvzoo.core.training import trainer as trainer_module
 from cvzoo.core.training.extensions.log_report import LogReport
 from cvzoo.core.training.iterators.serial_iterator import SerialIterator
@@ -73,3 +76,57 @@ def test_devices_must_name_main(toy):
     optimizer = optimizers.MomentumSGD().setup(toy.TinyClassifier())
     with pytest.raises(ValueError, match="devices.*'main'"):
         ParallelUpdater(SerialIterator(toy.make_dataset(), 4), optimizer, devices={'a': 'cpu'})
+
+
+class _LazyNet(L.Chain):
+    """Every layer shaped by its first input: nothing is initialised before a forward."""
+
+    def __init__(self):
+        super().__init__()
+        with self.init_scope():
+            self.conv = L.Convolution2D(None, 4, 3)
+            self.fc = L.Linear(None, 3)
+
+    def forward(self, x, t):
+        loss = F.softmax_cross_entropy(self.fc(F.relu(self.conv(x))), t)
+        reporter.report({'loss': loss}, self)
+        return loss
+
+
+def _one_lazy_step(make_updater, main_device):
+    """The parameters after one update of a fresh _LazyNet, its initial weights seeded."""
+    numpy.random.seed(0)
+    device = backend.get_device(main_device)
+    if device.kind == 'cuda':
+        with device:
+            device.xp.random.seed(0)  # initializers draw from the device's generator
+    backend.get_device('cuda:0' if device.kind == 'cuda' else 'cpu').use()
+    rng = numpy.random.RandomState(1)
+    dataset = [(rng.randn(2, 6, 6).astype(numpy.float32), numpy.int32(i % 3))
+               for i in range(7)]
+    model = _LazyNet().to_device(main_device)
+    optimizer = optimizers.MomentumSGD(lr=0.5).setup(model)
+    updater = make_updater(SerialIterator(dataset, 7, shuffle=False), optimizer)
+    updater.update()
+    return {path: backend.to_numpy(p.array) for path, p in model.namedparams()}, updater
+
+
+@pytest.mark.parametrize('devices', [
+    {'main': 'cpu', 'second': 'cpu'}, {'main': 'cuda:1', 'second': 'cuda:0'},
+], ids=['cpu', 'main_on_the_second_gpu'])
+def test_lazily_shaped_model_first_step_equals_the_one_device_step(devices, request):
+    if 'cuda:1' in devices.values():
+        request.getfixturevalue('two_gpus')  # skips without two GPUs
+    main = devices['main']
+    expected, _ = _one_lazy_step(
+        lambda it, opt: StandardUpdater(it, opt, device=main), main)
+    params, updater = _one_lazy_step(
+        lambda it, opt: ParallelUpdater(it, opt, devices=devices), main)
+    assert set(params) == {'/conv/W', '/conv/b', '/fc/W', '/fc/b'}
+    for path, array in params.items():
+        numpy.testing.assert_allclose(array, expected[path], rtol=1e-5, atol=1e-6,
+                                      err_msg=path)
+    second = updater.models['second']
+    for path, param in second.namedparams():
+        assert param.device == backend.get_device(devices['second']), path
+        numpy.testing.assert_array_equal(backend.to_numpy(param.array), params[path])

@@ -20,6 +20,11 @@ class ParallelUpdater(standard_updater.StandardUpdater):
 
     Reported values (``main/loss``, ...) are the same weighted means of the copies'.
 
+    A model with lazily shaped layers (``L.Linear(None, 10)``) gets its copies after the
+    first forward pass of the main copy, which initialises those parameters once, on the
+    main device; every copy then starts from the same weights (until then ``models``
+    holds the main copy only).
+
     Args:
         iterator: the training iterator (or a dict with a ``'main'`` one).
         optimizer: the optimizer set up with the model (or a dict with ``'main'``).
@@ -42,6 +47,13 @@ class ParallelUpdater(standard_updater.StandardUpdater):
         main = self.get_optimizer('main').target
         main.to_device(self.devices['main'])
         self.models = {'main': main}
+        if all(param.is_initialized for param in main.params()):
+            self._copy_main()
+        # else the copies are made in the first update, after the main copy's forward pass
+
+    def _copy_main(self):
+        """Give every other device its own copy of the main model, with the same values."""
+        main = self.models['main']
         for name, device in self.devices.items():
             if name != 'main':
                 self.models[name] = main.copy(mode='copy').to_device(device)
@@ -50,9 +62,13 @@ class ParallelUpdater(standard_updater.StandardUpdater):
         iterator = self.get_iterator('main')
         optimizer = self.get_optimizer('main')
         batch = iterator.next()
-        parts = numpy.array_split(numpy.arange(len(batch)), len(self.models))
+        names = ['main'] + [name for name in self.devices if name != 'main']
+        parts = numpy.array_split(numpy.arange(len(batch)), len(names))
         observations = []
-        for (name, model), part in zip(self.models.items(), parts):
+        for name, part in zip(names, parts):
+            if name not in self.models:
+                self._copy_main()  # the main copy's forward has shaped its lazy parameters
+            model = self.models[name]
             model.cleargrads()
             if len(part) == 0:
                 continue
