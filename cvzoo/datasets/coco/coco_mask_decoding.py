@@ -28,9 +28,12 @@ def rle_string_to_counts(text):
     sign; from the third count on, a count is stored as the difference to the count two
     places before it.
 
+    Returns:
+        (N,) int64 array.
+
     Raises:
-        ValueError: a character outside '0'..'o', a count of more than 13 groups, or a
-            string that ends inside a count.
+        ValueError: a character outside '0'..'o', a count of more than 13 groups (or
+            beyond int64), or a string that ends inside a count.
     """
     try:
         data = text.encode('ascii') if isinstance(text, str) else bytes(text)
@@ -63,20 +66,24 @@ def rle_string_to_counts(text):
             value += counts[-2]
         counts.append(value)
         value, shift = 0, 0
-    return counts
+    return _int64(counts)
+
+
+def _int64(counts):
+    try:
+        return numpy.array(counts, numpy.int64)
+    except OverflowError:
+        raise ValueError("'counts': a run longer than 64 bits can hold") from None
 
 
 def _counts_array(counts):
     """The run lengths of an RLE's 'counts' (a compressed string or a list of ints)."""
     if isinstance(counts, (str, bytes)):
-        counts = rle_string_to_counts(counts)
-    elif not (type(counts) is list and set(map(type, counts)) <= {int}):
+        return rle_string_to_counts(counts)
+    if not (type(counts) is list and set(map(type, counts)) <= {int}):
         raise ValueError(f"'counts': expected a compressed RLE string or a list of ints, "
                          f'got {describe(counts)}')
-    try:
-        return numpy.array(counts, numpy.int64)
-    except OverflowError:
-        raise ValueError("'counts': a run longer than 64 bits can hold") from None
+    return _int64(counts)
 
 
 def rle_to_mask(rle, size):
