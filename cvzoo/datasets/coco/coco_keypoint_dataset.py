@@ -77,6 +77,11 @@ class COCOKeypointDataset(coco_bbox_dataset.COCOBboxDataset):
 
     Images are ordered by id; those without annotations are kept (R = 0). Labels are
     the json's categories sorted by id, so the person is label 0.
+
+    Raises:
+        cvzoo.errors.AnnotationError: as :class:`COCOBboxDataset`, and (when read) an
+            annotation's 'keypoints' that are not 3 K finite numbers with each v in
+            0, 1, 2, or a category's 'keypoints' that are not a list of names.
     """
 
     def __init__(self, data_dir='auto', split='train', year='2017', use_crowded=False,
