@@ -72,9 +72,8 @@ def test_malformed_annotation_names_file_and_field(tmp_path, change, match):
     if change.get('bbox', 0) is None:
         del ann['bbox']
     json_path, img_dir = write_coco(tmp_path, [ann])
-    dataset = COCOBboxDataset.from_json(json_path, img_dir)
     with pytest.raises(errors.CorruptFileError, match=match) as info:
-        dataset[0]
+        COCOBboxDataset.from_json(json_path, img_dir)
     assert 'instances.json' in str(info.value)
 
 
@@ -83,7 +82,8 @@ def test_malformed_annotation_names_file_and_field(tmp_path, change, match):
                          ids=['strings', 'null', 'three', 'nan', 'text', 'bool'])
 def test_bbox_of_the_wrong_type_names_file_and_annotation(tmp_path, box):
     json_path, img_dir = write_coco(tmp_path, [dict(ANNOTATIONS[0], bbox=box)])
-    with pytest.raises(errors.AnnotationError, match="annotation 1 field 'bbox'") as info:
+    with pytest.raises(errors.AnnotationError, match=r"annotations\[0\] \(id 1\): 'bbox'") \
+            as info:
         COCOBboxDataset.from_json(json_path, img_dir)[0]
     assert 'instances.json' in str(info.value) and isinstance(info.value, ValueError)
 
@@ -101,19 +101,21 @@ def _del(entry, key):
 
 
 BAD_JSON = {
-    'image_without_id': (lambda d: _del(d['images'][1], 'id'), "image #1 field 'id': missing"),
-    'image_id_string': (lambda d: d['images'][0].update(id='7'), "image 7 field 'id'"),
+    'image_without_id': (lambda d: _del(d['images'][1], 'id'), r"images\[1\]: 'id' is missing"),
+    'image_id_string': (lambda d: d['images'][0].update(id='7'),
+                        r"images\[0\] \(id '7'\): 'id' must be an int, got str '7'"),
     'category_without_id': (lambda d: _del(d['categories'][0], 'id'),
-                            "category #0 field 'id': missing"),
+                            r"categories\[0\]: 'id' is missing"),
     'category_without_name': (lambda d: _del(d['categories'][1], 'name'),
-                              "category 5 field 'name': missing"),
+                              r"categories\[1\] \(id 5\): 'name' is missing"),
     'unknown_image_id': (lambda d: d['annotations'][0].update(image_id=99),
-                         "annotation 1 field 'image_id': 99 is not the id of an image"),
+                         r"annotations\[0\] \(id 1\): 'image_id' must be the id of an image, "
+                         r"got int 99"),
     'annotation_without_image_id': (lambda d: _del(d['annotations'][0], 'image_id'),
-                                    "annotation 1 field 'image_id': missing"),
+                                    r"annotations\[0\] \(id 1\): 'image_id' is missing"),
     'images_not_a_list': (lambda d: d.update(images={'id': 1}), "'images': expected a list"),
     'annotation_not_an_object': (lambda d: d['annotations'].append(3),
-                                 "annotation #1 field 'annotation'"),
+                                 r"annotations\[1\]: the entry must be an object, got int 3"),
 }
 
 
@@ -129,7 +131,8 @@ def test_malformed_json_entry_names_file_and_entry(tmp_path, case):
 def test_bad_rle_and_missing_image(tmp_path):
     ann = dict(ANNOTATIONS[0], segmentation={'size': [H, W], 'counts': [3, 4]})
     json_path, img_dir = write_coco(tmp_path, [ann])
-    with pytest.raises(errors.CorruptFileError, match='segmentation'):
+    with pytest.raises(errors.AnnotationError, match=r"annotations\[0\] \(id 1\): "
+                                                     r"'segmentation': 'counts'"):
         COCOInstanceSegmentationDataset.from_json(json_path, img_dir)[0]
     (img_dir / 'a.png').unlink()
     with pytest.raises(OSError, match='a.png'):

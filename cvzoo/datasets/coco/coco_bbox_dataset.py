@@ -3,6 +3,7 @@
 import numpy
 
 from cvzoo.datasets import dataset_mixin
+from cvzoo.datasets.check_image_size import check_image_size
 from cvzoo.datasets.coco import coco_annotations
 from cvzoo.utils import image
 
@@ -30,6 +31,11 @@ class COCOBboxDataset(dataset_mixin.DatasetMixin):
         area     (R,) float32       the json's segmentation area
 
     Images are ordered by id; those without annotations are kept (R = 0).
+
+    Raises:
+        cvzoo.errors.AnnotationError: (when made) a field of the json has the wrong type
+            or value; (when read) an image's width and height in the json are not those
+            of its file. The message names the json and the entry.
     """
 
     def __init__(self, data_dir='auto', split='train', year='2017', use_crowded=False,
@@ -59,12 +65,25 @@ class COCOBboxDataset(dataset_mixin.DatasetMixin):
     def __len__(self):
         return len(self.ids)
 
-    def get_example(self, i):
-        bbox, label, crowd, area, _ = self._annotations.boxes(i, self.use_crowded)
-        img = image.read_image(self._annotations.image_path(i, self.image_dir))
+    def _read_image(self, i):
+        """Image i, checked against the width and height the json gives it."""
+        path = self._annotations.image_path(i, self.image_dir)
+        img = image.read_image(path)
+        check_image_size(self._annotations.image_where(i), self._annotations.image_size(i),
+                         img, path)
+        return img
+
+    def _boxes(self, i):
+        """Image i's boxes (clipped to it), label, crowd, area and annotation positions."""
+        img = self._read_image(i)
+        bbox, label, crowd, area, positions = self._annotations.boxes(i, self.use_crowded)
         # NOTE: clipped to the image read as well: a custom json may lack width/height.
         bbox[:, 0::2] = numpy.clip(bbox[:, 0::2], 0, img.shape[2])
         bbox[:, 1::2] = numpy.clip(bbox[:, 1::2], 0, img.shape[1])
+        return img, bbox, label, crowd, area, positions
+
+    def get_example(self, i):
+        img, bbox, label, crowd, area, _ = self._boxes(i)
         example = (img, bbox, label)
         if self.return_crowded:
             example += (crowd,)

@@ -1,5 +1,7 @@
 """The images of a COCO-format dataset that hold an instance to train on."""
 
+import numpy
+
 from cvzoo.datasets.coco.coco_bbox_dataset import COCOBboxDataset
 from cvzoo.datasets.sub_dataset import SubDataset
 
@@ -19,11 +21,8 @@ def images_with_instances(dataset):
     """
     if not isinstance(dataset, COCOBboxDataset):
         return dataset
-    annotations = dataset._annotations  # NOTE: the records of this package's own reader
-    keep, others = [], []
-    for index, record in enumerate(annotations.images):
-        anns = annotations.annotations.get(record['id'], [])
-        (keep if any(not ann.get('iscrowd', 0) for ann in anns) else others).append(index)
+    counts = dataset._annotations.instance_counts()  # NOTE: this package's own reader
+    keep, others = numpy.flatnonzero(counts).tolist(), numpy.flatnonzero(counts == 0).tolist()
     if not others:
         return dataset
     return SubDataset(dataset, 0, len(keep), order=keep + others)

@@ -5,25 +5,47 @@ import numpy
 
 from cvzoo import errors
 from cvzoo.datasets.coco import coco_annotations, coco_bbox_dataset, coco_keypoint_names
-from cvzoo.utils import image
 
 
-def _points(json_path, anns, n_point):
-    """(R, K, 2) float32 (x, y) and (R, K) bool labelled flags of the annotations."""
+def _points(annotations, positions, n_point):
+    """(R, K, 2) float32 (x, y) and (R, K) bool labelled flags of the annotations at
+    ``positions`` (of a :class:`COCOAnnotations`)."""
     rows = []
-    for ann in anns:
-        values = ann.get('keypoints')
-        if not (isinstance(values, list) and len(values) == 3 * n_point
-                and all(map(coco_annotations._is_number, values))):
-            raise errors.CorruptFileError(
-                f"{json_path}: annotation {ann.get('id')} field 'keypoints': expected "
-                f'{3 * n_point} finite numbers (x, y, v for each of {n_point} points), '
-                f'got {values!r:.80}')
+    for position in positions:
+        values = annotations.entries[position].get('keypoints')
+        if not (type(values) is list and len(values) == 3 * n_point
+                and all(map(coco_annotations.is_number, values))):
+            raise errors.AnnotationError(
+                f"{annotations.where(position)}: 'keypoints' must be {3 * n_point} finite "
+                f'numbers (x, y, v for each of {n_point} points), got '
+                f'{coco_annotations.describe(values)}')
         rows.append(values)
-    triples = numpy.array(rows, numpy.float32).reshape(len(anns), n_point, 3)
+    triples = numpy.array(rows, numpy.float32).reshape(len(positions), n_point, 3)
+    flags = triples[:, :, 2]
+    bad = numpy.flatnonzero(((flags != 0) & (flags != 1) & (flags != 2)).any(axis=1))
+    if len(bad):
+        position = positions[bad[0]]
+        raise errors.AnnotationError(
+            f"{annotations.where(position)}: 'keypoints' must have a v of 0 (not labelled), "
+            f'1 (hidden) or 2 (seen) for each point, got '
+            f"{flags[bad[0]].tolist()}")
     # NOTE: v = 1 (labelled, hidden) and v = 2 (labelled, seen) both give a location;
     # pycocotools' OKS uses every point with v > 0, so both count as visible here.
-    return triples[:, :, :2].copy(), triples[:, :, 2] > 0
+    return triples[:, :, :2].copy(), flags > 0
+
+
+def _point_names(annotations):
+    """The 'keypoints' names of the json's first category that has them, or COCO's."""
+    for category in annotations.categories:
+        if 'keypoints' in category:
+            names = category['keypoints']
+            if not (type(names) is list and names and all(
+                    type(name) is str and name for name in names)):
+                raise errors.AnnotationError(
+                    f"{annotations.json_path}: category {category['id']}: 'keypoints' must be "
+                    f'a list of point names, got {coco_annotations.describe(names)}')
+            return tuple(names)
+    return coco_keypoint_names.coco_keypoint_names
 
 
 class COCOKeypointDataset(coco_bbox_dataset.COCOBboxDataset):
@@ -55,6 +77,11 @@ class COCOKeypointDataset(coco_bbox_dataset.COCOBboxDataset):
 
     Images are ordered by id; those without annotations are kept (R = 0). Labels are
     the json's categories sorted by id, so the person is label 0.
+
+    Raises:
+        cvzoo.errors.AnnotationError: as :class:`COCOBboxDataset`, and (when read) an
+            annotation's 'keypoints' that are not 3 K finite numbers with each v in
+            0, 1, 2, or a category's 'keypoints' that are not a list of names.
     """
 
     def __init__(self, data_dir='auto', split='train', year='2017', use_crowded=False,
@@ -66,16 +93,11 @@ class COCOKeypointDataset(coco_bbox_dataset.COCOBboxDataset):
         # has one, the person, which becomes label 0 (the standard 80 names do not apply).
         super().__init__(None, split, year, use_crowded, return_crowded, return_area,
                          _json_path=_json_path, _image_dir=_image_dir)
-        with_points = [c for c in self._annotations.categories if 'keypoints' in c]
-        self.point_names = tuple(with_points[0]['keypoints']) if with_points \
-            else coco_keypoint_names.coco_keypoint_names
+        self.point_names = _point_names(self._annotations)
 
     def get_example(self, i):
-        bbox, label, crowd, area, anns = self._annotations.boxes(i, self.use_crowded)
-        img = image.read_image(self._annotations.image_path(i, self.image_dir))
-        bbox[:, 0::2] = numpy.clip(bbox[:, 0::2], 0, img.shape[2])
-        bbox[:, 1::2] = numpy.clip(bbox[:, 1::2], 0, img.shape[1])
-        point, visible = _points(self._annotations.json_path, anns, len(self.point_names))
+        img, bbox, label, crowd, area, positions = self._boxes(i)
+        point, visible = _points(self._annotations, positions, len(self.point_names))
         example = (img, point, visible, label, bbox)
         if self.return_crowded:
             example += (crowd,)

@@ -10,6 +10,7 @@ import numpy
 
 from cvzoo import errors
 from cvzoo.datasets import dataset_mixin
+from cvzoo.datasets.check_image_size import check_image_size
 from cvzoo.datasets.voc import voc_label_names, voc_paths
 from cvzoo.utils import image
 
@@ -30,12 +31,33 @@ def _number(element, path, xml_path):
             f'{xml_path}: field <{path}> must be a number, got {text!r}') from None
 
 
+def _size(root, xml_path):
+    """(H, W) of the <size>, or None without one or with 0x0 (which LabelImg and some
+    converters write when they did not know the size; the image as read then gives it)."""
+    if root.find('size') is None:
+        return None
+    sides = []
+    for path in ('size/height', 'size/width'):
+        value = _number(root, path, xml_path)
+        if not (value >= 0 and value.is_integer()):  # False for NaN and infinity
+            raise errors.AnnotationError(f'{xml_path}: field <{path}> must be a whole number '
+                                          f'of pixels, got {_field(root, path, xml_path)!r}')
+        sides.append(int(value))
+    if sides == [0, 0]:
+        return None
+    if 0 in sides:
+        raise errors.AnnotationError(f'{xml_path}: <size> of {sides[1]}x{sides[0]} pixels: '
+                                      f'both sides must be positive (or both 0, unknown)')
+    return tuple(sides)
+
+
 def parse_voc_xml(xml_path):
     """Read one VOC annotation file.
 
     Returns:
         tuple: names (list of str), bbox (R, 4) float32 (x_min, y_min, x_max, y_max),
-        difficult (R,) bool, size (H, W) or None when the file has no <size>.
+        difficult (R,) bool, size (H, W) of ints or None when the file has no <size> (or
+        one of 0x0).
 
     Raises:
         FileNotFoundError, cvzoo.errors.CorruptFileError: naming the file and the field.
@@ -44,9 +66,7 @@ def parse_voc_xml(xml_path):
         root = ElementTree.parse(xml_path).getroot()
     except ElementTree.ParseError as error:
         raise errors.CorruptFileError(f'{xml_path}: not valid xml ({error})') from None
-    size = None
-    if root.find('size') is not None:
-        size = (_number(root, 'size/height', xml_path), _number(root, 'size/width', xml_path))
+    size = _size(root, xml_path)
     names, boxes, difficult = [], [], []
     for index, obj in enumerate(root.findall('object')):
         names.append(_field(obj, 'name', xml_path))
@@ -136,8 +156,9 @@ class VOCBboxDataset(dataset_mixin.DatasetMixin):
         cvzoo.errors.CorruptFileError: (when read) an xml is malformed or lacks a field,
             or names a class outside ``label_names``; the message names the file.
         cvzoo.errors.AnnotationError: (a CorruptFileError and a ValueError) a box with a
-            NaN or infinite coordinate, or wholly outside its image; the message names
-            the file and the object.
+            NaN or infinite coordinate, or wholly outside its image, or a <size> that is
+            not the image's as read (an EXIF-turned photo); the message names the file
+            and the object.
 
     Warns:
         UserWarning: with class names inferred from the folder, the names that occur
@@ -165,13 +186,15 @@ class VOCBboxDataset(dataset_mixin.DatasetMixin):
 
     def get_example(self, i):
         xml_path = self.data_dir / 'Annotations' / f'{self.ids[i]}.xml'
-        names, bbox, difficult, _ = parse_voc_xml(xml_path)
+        names, bbox, difficult, size = parse_voc_xml(xml_path)
         unknown = [name for name in names if name not in self._label_of]
         if unknown:
             raise errors.AnnotationError(f'{xml_path}: field <name> {unknown[0]!r} is not '
                                           f'one of label_names')
         label = numpy.array([self._label_of[name] for name in names], numpy.int32)
-        img = image.read_image(self.data_dir / 'JPEGImages' / f'{self.ids[i]}.jpg')
+        image_path = self.data_dir / 'JPEGImages' / f'{self.ids[i]}.jpg'
+        img = image.read_image(image_path)
+        check_image_size(f'{xml_path}: <size>', size, img, image_path)
         check_inside_image(xml_path, names, bbox, img.shape[1:])  # for xml without <size>
         if not self.use_difficult:
             bbox, label, difficult = bbox[~difficult], label[~difficult], difficult[~difficult]

@@ -61,8 +61,8 @@ def test_bad_keypoints_name_the_file_and_annotation(tmp_path, keypoints):
         ann['keypoints'] = keypoints
     json_path, img_dir = write_coco_keypoints(tmp_path, [ann])
     dataset = COCOKeypointDataset.from_json(json_path, img_dir)
-    with pytest.raises(errors.CorruptFileError, match=r"person_keypoints.json.*annotation 11 "
-                                                      r"field 'keypoints'"):
+    with pytest.raises(errors.AnnotationError, match=r"person_keypoints.json: annotations\[0\] "
+                                                     r"\(id 11\): 'keypoints'"):
         dataset[0]
 
 
