@@ -33,7 +33,7 @@ from cvzoo import errors
 
 # Deflate reaches about 1000x only on constant data; weights never come near 64x.
 MAX_EXPANSION = 64
-EXPANSION_FLOOR = 1 << 30
+EXPANSION_FLOOR = 1 << 28  # 256 MiB
 
 
 def file_size(file) -> int:
