@@ -34,6 +34,7 @@ Example, on torchvision's ResNet-50 file::
 """
 
 import collections
+import io
 import logging
 import math
 import os
@@ -357,8 +358,9 @@ def _load_zip(archive, path, budget):
             f'{path}: {pickles[0]} inflates to {info.file_size} bytes, more than the whole '
             f'{budget.size}-byte file')
     with archive.open(info) as file:
-        tree = _RestrictedUnpickler(_BoundedReader(file, info.file_size, path), path,
-                                    persistent_load).load()
+        data = _read_exactly(file, info.file_size, path)
+    # NOTE: a BytesIO, unlike a file, never allocates more than it holds for a read.
+    tree = _RestrictedUnpickler(io.BytesIO(data), path, persistent_load).load()
     return tree, byteorder
 
 
