@@ -240,9 +240,9 @@ HOSTILE_FILES = {
         storage_chunks={'0': pth_writer.zeros(512 << 20)}), ["'0'", "'W'"]),
     'pth_many_views_of_one_storage': ('w.pth', _many_views, ["'W"]),
     'pth_nested_100000_deep': ('w.pth', _raw_zip_pickle(malicious_pickles.nested_lists(
-        100000)), ['levels deep']),
+        100000)), ['levels deep', '[0][0]']),
     'pth_cyclic_list': ('w.pth', _raw_zip_pickle(malicious_pickles.cyclic_list()),
-                        ['levels deep']),
+                        ['levels deep', '[0][0]']),
     'pth_lists_doubling_40_times': ('w.pth', _raw_zip_pickle(
         malicious_pickles.doubling_lists(40)), ['dict']),
     'pth_memo_index_2_30': ('w.pth', _raw_zip_pickle(malicious_pickles.memo_index(1 << 30)),
@@ -293,12 +293,60 @@ def test_a_real_state_dict_fits_its_budget(tmp_path):
     numpy.testing.assert_array_equal(state['ones'], numpy.ones((4, 5), numpy.float32))
 
 
-def test_a_darknet_cfg_declaring_a_huge_network_is_refused(tmp_path):
+_TINY_HEAD = '\n[convolutional]\nfilters=6\n\n[yolo]\nclasses=1\nanchors=1,1\nmask=0\n'
+# case: (cfg text, texts the message must hold)
+HOSTILE_CFGS = {
+    'a_million_filters_of_100x100': (
+        '[net]\nwidth=32\nheight=32\n\n[convolutional]\nfilters=1000000\nsize=100\n'
+        + _TINY_HEAD, ['layer 0', 'parameters']),
+    'negative_size': ('[net]\nwidth=32\nheight=32\n\n[convolutional]\nfilters=6\nsize=-3\n'
+                      '\n[yolo]\nclasses=1\nanchors=1,1\nmask=0\n', ['layer 0', 'size=-3']),
+    'zero_groups': ('[net]\nwidth=32\nheight=32\n\n[convolutional]\nfilters=6\ngroups=0\n'
+                    '\n[yolo]\nclasses=1\nanchors=1,1\nmask=0\n', ['layer 0', 'groups=0']),
+    'input_of_a_million_pixels_square': ('[net]\nwidth=1000000\nheight=1000000\n' + _TINY_HEAD,
+                                         ['[net]', '1000000']),
+    'upsample_by_1000': ('[net]\nwidth=32\nheight=32\n\n[upsample]\nstride=1000\n'
+                         + _TINY_HEAD, ['layer 0', 'stride']),
+}
+
+
+@pytest.mark.parametrize('case', list(HOSTILE_CFGS), ids=list(HOSTILE_CFGS))
+def test_a_darknet_cfg_is_checked_before_its_network_is_allocated(tmp_path, case):
     from cvzoo.models.detection.darknet import darknet_detector
 
-    cfg = tmp_path / 'huge.cfg'
-    cfg.write_text('[net]\nwidth=32\nheight=32\n\n[convolutional]\nfilters=1000000\n'
-                   'size=100\n\n[yolo]\nclasses=1\nanchors=1,1\nmask=0\n')
+    text, texts = HOSTILE_CFGS[case]
+    cfg = tmp_path / 'hostile.cfg'
+    cfg.write_text(text)
     with memory_cap.address_space_cap(), pytest.raises(errors.CorruptFileError) as info:
         darknet_detector.DarknetDetector(cfg)
-    assert 'layer 0' in str(info.value) and 'parameters' in str(info.value)
+    for expected in texts:
+        assert expected in str(info.value)
+
+
+def _nested_json(depth):
+    return b'[' * depth + b']' * depth
+
+
+def test_a_trained_model_config_nested_100000_deep_is_named(tmp_path):
+    from cvzoo.models import trained_model
+
+    path = tmp_path / 'model_final.npz'
+    config = numpy.frombuffer(_nested_json(100000), numpy.uint8)
+    path.write_bytes(_npz_bytes(W=numpy.zeros((2, 3), numpy.float32),
+                                b=numpy.zeros(2, numpy.float32),
+                                **{trained_model.MODEL_CONFIG_KEY: config}))
+    assert trained_model.read_model_config(path) is None
+    with pytest.raises(errors.CorruptFileError) as info:
+        zoo.load_weights(links.Linear(3, 2), path)
+    assert str(path) in str(info.value)
+    assert trained_model.MODEL_CONFIG_KEY in str(info.value)
+
+
+def test_a_mirror_manifest_nested_100000_deep_is_named(tmp_path):
+    from cvzoo.models import weight_files
+
+    manifest = tmp_path / weight_files.MANIFEST_NAME
+    manifest.write_bytes(_nested_json(100000))
+    with pytest.raises(errors.CorruptFileError) as info:
+        weight_files.fill_mirror(tmp_path, [])
+    assert str(manifest) in str(info.value)

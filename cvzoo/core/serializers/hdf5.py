@@ -80,6 +80,8 @@ def read_hdf5(filename):
     try:
         with h5py.File(name, 'r') as handle:
             handle.visititems(collect)
+    except errors.CorruptFileError:
+        raise
     except (OSError, ValueError, KeyError, RuntimeError) as exc:
         raise errors.CorruptFileError(f'{name}: not a readable HDF5 weight file ({exc})') from exc
     return arrays

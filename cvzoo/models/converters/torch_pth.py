@@ -168,7 +168,6 @@ class _Storage(_StandIn):
         return self.data
 
 
-
 class _TensorRef(_StandIn):
     """A tensor waiting for its storage's bytes: turned into an array after unpickling."""
 
@@ -483,9 +482,11 @@ class _Resolver:
         if id(obj) in self.done:
             return self.done[id(obj)][1]
         if depth > MAX_DEPTH:
+            shown = where if len(where) <= 60 else where[:60] + '...'
             raise errors.CorruptFileError(
-                f'{self.path}: {where!r} lies more than {MAX_DEPTH} levels deep; a checkpoint '
-                'nests a few levels (the file is corrupt, cyclic or hostile)')
+                f'{self.path}: the checkpoint nests more than {MAX_DEPTH} levels deep (at '
+                f'{shown!r}); a checkpoint nests a few levels (the file is corrupt, cyclic '
+                'or hostile)')
         if isinstance(obj, _TensorRef):
             result = self.materialize(obj, where or 'the checkpoint')
         elif isinstance(obj, dict):
