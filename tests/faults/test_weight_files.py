@@ -218,6 +218,15 @@ def _h5_unwritten_dataset(path):
         handle.create_dataset('W', shape=(100000, 100000), dtype='f4')
 
 
+def _h5_chunk_larger_than_its_dataset(path):
+    """One float32 in a gzip chunk of 2 ** 27 values (512 MiB inflated) of a 2 MB file."""
+    h5py = pytest.importorskip('h5py')
+    with h5py.File(path, 'w') as handle:
+        dataset = handle.create_dataset('W', shape=(1,), maxshape=(None,), chunks=(1 << 27,),
+                                        dtype='f4', compression='gzip', compression_opts=1)
+        dataset[0] = 1
+
+
 # Files that declare far more memory than they hold. case: (file name, writer(path),
 # texts the message must hold besides the file). Each runs under an address-space cap,
 # so that a reader that allocates what the file declares fails with MemoryError instead
@@ -263,6 +272,8 @@ HOSTILE_FILES = {
         _npy_header((1 << 27,)), lambda: pth_writer.zeros(512 << 20), zipfile.ZIP_DEFLATED),
         ["'W'"]),
     'h5_unwritten_dataset_37_gib': ('w.h5', _h5_unwritten_dataset, ["'W'"]),
+    'h5_chunk_larger_than_its_dataset': ('w.h5', _h5_chunk_larger_than_its_dataset,
+                                         ["'W'", 'chunks']),
 }
 
 

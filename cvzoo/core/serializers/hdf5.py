@@ -3,6 +3,7 @@
 Keys become nested groups: 'conv1/W' is dataset W in group conv1.
 """
 
+import math
 import os
 
 import numpy
@@ -46,12 +47,15 @@ def save_hdf5(filename, obj, compression=4):
 def _check_dataset(item, key, name, budget):
     """Check a dataset's declared size before reading it: a numeric dtype, and its
     bytes within the file's budget (a dataset may be compressed, or have no stored data
-    at all and be filled with its fill value, so its shape alone says nothing)."""
+    at all and be filled with its fill value, so its shape alone says nothing). A chunk
+    is inflated whole, and may be larger than its dataset, so it counts when larger."""
     if item.dtype.hasobject:
         raise errors.CorruptFileError(f'{name}: dataset {key!r} holds variable-length '
                                       f'data ({item.dtype}), expected numbers')
     n_byte = (item.size or 0) * item.dtype.itemsize
-    budget.spend(n_byte, f'dataset {key!r} of shape {item.shape} and dtype {item.dtype}')
+    n_chunk = math.prod(item.chunks) * item.dtype.itemsize if item.chunks else 0
+    budget.spend(max(n_byte, n_chunk), f'dataset {key!r} of shape {item.shape}, chunks '
+                 f'{item.chunks} and dtype {item.dtype}')
 
 
 def read_hdf5(filename):
