@@ -17,7 +17,9 @@ import zipfile
 
 import numpy
 
+from cvzoo import errors
 from cvzoo.core.serializers import atomic_write, dictionary
+from cvzoo.core.serializers import npz as npz_serializer
 from cvzoo.models import weights_schema
 
 MODEL_CONFIG_KEY = '__cvzoo_model__'
@@ -54,21 +56,34 @@ def read_model_config(path):
     if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
         return None
     try:
-        with numpy.load(path, allow_pickle=False) as archive:
+        with npz_serializer.open_npz(path) as archive:
             if MODEL_CONFIG_KEY not in archive.files:
                 return None
-            return parse_model_config(archive[MODEL_CONFIG_KEY])
+            return parse_model_config(archive[MODEL_CONFIG_KEY], path)
     except (OSError, ValueError, EOFError, zipfile.BadZipFile):
         return None  # not a readable npz: the weight loader names the file in its error
 
 
-def parse_model_config(text):
+def parse_model_config(text, path='the file'):
     """The config of a ``__cvzoo_model__`` array (uint8 bytes of a JSON text), as a dict.
+
+    Raises:
+        cvzoo.errors.CorruptFileError: not a JSON object (or nested too deeply to parse);
+            the message names ``path`` and the key.
 
     >>> parse_model_config(numpy.frombuffer(b'{"name": null}', dtype=numpy.uint8))
     {'name': None}
     """
-    return json.loads(numpy.asarray(text).tobytes().decode())
+    try:
+        config = json.loads(numpy.asarray(text).tobytes().decode())
+    except (ValueError, RecursionError) as exc:
+        raise errors.CorruptFileError(
+            f'{path}: {MODEL_CONFIG_KEY} is not a readable JSON text ({type(exc).__name__}: '
+            f'{exc})') from None
+    if not isinstance(config, dict):
+        raise errors.CorruptFileError(f'{path}: {MODEL_CONFIG_KEY} holds a JSON '
+                                      f'{type(config).__name__}, expected an object')
+    return config
 
 
 def restore_box_convention(model, config, path):

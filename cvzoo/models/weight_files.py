@@ -258,7 +258,7 @@ def _read_manifest(path):
     try:
         with open(path) as file:
             return {record['name']: record for record in json.load(file)['files']}
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
         raise errors.CorruptFileError(f'{path}: not a cvzoo mirror manifest ({exc})') from exc
 
 

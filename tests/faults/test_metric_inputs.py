@@ -4,10 +4,16 @@ raised before any large allocation."""
 import numpy
 import pytest
 
+from cvzoo.evaluators.metrics import _inputs
 from cvzoo.evaluators.metrics.eval_classification import eval_classification
 from cvzoo.evaluators.metrics.eval_detection_coco import eval_detection_coco
 from cvzoo.evaluators.metrics.eval_detection_voc import eval_detection_voc
+from cvzoo.evaluators.metrics.eval_instance_segmentation_coco import (
+    eval_instance_segmentation_coco)
+from cvzoo.evaluators.metrics.eval_instance_segmentation_voc import eval_instance_segmentation_voc
+from cvzoo.evaluators.metrics.eval_keypoint_detection_coco import eval_keypoint_detection_coco
 from cvzoo.evaluators.metrics.eval_semantic_segmentation import eval_semantic_segmentation
+from tests.helpers import memory_cap
 
 BOX = numpy.array([[0, 0, 10, 10]], numpy.float32)
 LABEL = numpy.array([0], numpy.int32)
@@ -102,3 +108,52 @@ def test_bad_metric_input_names_the_argument(case):
     with pytest.raises((ValueError, TypeError)) as info:
         call()
     assert named in str(info.value)
+
+
+MASK = numpy.ones((1, 4, 4), bool)
+POINTS = numpy.ones((1, 17, 2), numpy.float32)
+
+
+def _huge_labels(metric, argument, label):
+    """``metric`` on one matching prediction and truth, ``argument`` holding ``label``."""
+    labels = {'pred_labels': [LABEL], 'gt_labels': [LABEL]}
+    labels[argument] = [numpy.array([label])]
+    calls = {
+        'eval_detection_voc': lambda: eval_detection_voc(**dict(GOOD, **labels)),
+        'eval_detection_coco': lambda: eval_detection_coco(**dict(GOOD, **labels)),
+        'eval_instance_segmentation_voc': lambda: eval_instance_segmentation_voc(
+            [MASK], labels['pred_labels'], [SCORE], [MASK], labels['gt_labels']),
+        'eval_instance_segmentation_coco': lambda: eval_instance_segmentation_coco(
+            [MASK], labels['pred_labels'], [SCORE], [MASK], labels['gt_labels']),
+        'eval_keypoint_detection_coco': lambda: eval_keypoint_detection_coco(
+            [POINTS], labels['pred_labels'], [SCORE], [POINTS],
+            [numpy.ones((1, 17), bool)], labels['gt_labels'], [BOX]),
+    }
+    return calls[metric]
+
+
+HUGE_LABELS = {f'{metric}-{argument}-{label}': (metric, argument, label)
+               for metric in ('eval_detection_voc', 'eval_detection_coco',
+                              'eval_instance_segmentation_voc',
+                              'eval_instance_segmentation_coco',
+                              'eval_keypoint_detection_coco')
+               for argument in ('pred_labels', 'gt_labels')
+               for label in (10 ** 9, 2 ** 62)}
+
+
+@pytest.mark.parametrize('case', list(HUGE_LABELS), ids=list(HUGE_LABELS))
+def test_a_huge_label_is_refused_before_the_per_class_arrays(case):
+    """A label sizes the per-class arrays ('ap' has max label + 1 entries): one of 1e9
+    once allocated 22 GB. Run under an address-space cap, so that a metric that still
+    allocates fails with MemoryError instead of exhausting the machine."""
+    metric, argument, label = HUGE_LABELS[case]
+    call = _huge_labels(metric, argument, label)
+    with memory_cap.address_space_cap(), pytest.raises(ValueError) as info:
+        call()
+    assert argument in str(info.value) and str(label) in str(info.value)
+
+
+def test_the_largest_label_allowed_still_evaluates():
+    label = [numpy.array([_inputs.MAX_LABEL])]
+    result = eval_detection_voc(**dict(GOOD, pred_labels=label, gt_labels=label))
+    assert len(result['ap']) == _inputs.MAX_LABEL + 1 and result['map'] == 1.0

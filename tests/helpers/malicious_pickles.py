@@ -57,3 +57,29 @@ def write_raw_pickle(path, data, layout):
     headers = b''.join(pickle.dumps(h, protocol=2) for h in (
         pth_writer.LEGACY_MAGIC, 1001, {'little_endian': True}))
     path.write_bytes(headers + data + pickle.dumps([], protocol=2))
+
+
+def nested_lists(depth):
+    """Pickle bytes of a list nested ``depth`` deep: ``depth`` empty lists pushed, then
+    each appended to the one below it."""
+    return b'\x80\x02' + b']' * depth + b'a' * (depth - 1) + b'.'
+
+
+def cyclic_list():
+    """Pickle bytes of a list that contains itself (memo 0 appended to itself)."""
+    return b'\x80\x02]q\x00h\x00a.'
+
+
+def doubling_lists(depth):
+    """Pickle bytes of lists L0 = [L1, L1], L1 = [L2, L2], ...: ``depth`` levels, 2 ** depth
+    paths to the innermost list, each level stored once (memo)."""
+    out = bytearray(b'\x80\x02]q\x00')
+    for level in range(1, depth + 1):
+        out += b'(h' + bytes([level - 1]) + b'h' + bytes([level - 1]) + b'lq' + bytes([level])
+    return bytes(out + b'.')
+
+
+def memo_index(index):
+    """Pickle bytes that store None under the memo ``index`` (LONG_BINPUT); the C
+    unpickler grows and clears its memo table to twice that many entries."""
+    return b'\x80\x02Nr' + index.to_bytes(4, 'little') + b'}.'

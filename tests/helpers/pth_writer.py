@@ -126,12 +126,16 @@ def _storage_bytes(tensor_, byteorder='little'):
     return numpy.asarray(tensor_.storage).astype(dtype).tobytes()
 
 
-def write_zip(path, obj, tensors=(), archive='archive', byteorder='little', data_pkl=None):
+def write_zip(path, obj, tensors=(), archive='archive', byteorder='little', data_pkl=None,
+              storage_chunks=None):
     """Write ``obj`` (built from the classes above) as a zip-format checkpoint.
 
     ``tensors`` lists every Tensor in ``obj`` (their storages are written once per key).
-    ``data_pkl`` replaces the pickle bytes, for malicious-file tests.
+    ``data_pkl`` replaces the pickle bytes, and ``storage_chunks`` (key -> iterable of
+    bytes) the bytes of storages, written deflated, for hostile-file tests.
     """
+    storage_chunks = storage_chunks or {}
+
     def pid_of(tensor_):
         storage_class = STORAGE_CLASSES[tensor_.element_type][0]
         return ('storage', Global('torch', storage_class), tensor_.key, 'cpu',
@@ -141,8 +145,21 @@ def write_zip(path, obj, tensors=(), archive='archive', byteorder='little', data
         out.writestr(f'{archive}/data.pkl', data_pkl or dumps(obj, pid_of))
         out.writestr(f'{archive}/byteorder', byteorder)
         for tensor_ in {t.key: t for t in tensors}.values():
-            out.writestr(f'{archive}/data/{tensor_.key}', _storage_bytes(tensor_, byteorder))
+            if tensor_.key not in storage_chunks:
+                out.writestr(f'{archive}/data/{tensor_.key}', _storage_bytes(tensor_, byteorder))
         out.writestr(f'{archive}/version', '3\n')
+    # NOTE: level 1 deflates the large runs of zeros the tests write fastest.
+    with zipfile.ZipFile(path, 'a', zipfile.ZIP_DEFLATED, compresslevel=1) as out:
+        for key, chunks in storage_chunks.items():
+            with out.open(f'{archive}/data/{key}', 'w', force_zip64=True) as member:
+                for chunk in chunks:
+                    member.write(chunk)
+
+
+def zeros(n_byte, chunk=1 << 24):
+    """``n_byte`` zero bytes as chunks, for ``storage_chunks`` (never all in memory)."""
+    for start in range(0, n_byte, chunk):
+        yield bytes(min(chunk, n_byte - start))
 
 
 def write_state_dict(path, state, layout='zip'):
@@ -154,13 +171,16 @@ def write_state_dict(path, state, layout='zip'):
     write(path, OrderedDictOf(zip(state, tensors)), tensors)
 
 
-def write_legacy(path, obj, tensors=(), views=None):
+def write_legacy(path, obj, tensors=(), views=None, numels=None):
     """Write ``obj`` as a legacy (pre-1.6) checkpoint.
 
     ``views`` maps a tensor key to ``(root_key, offset)``: that storage is then written
     as a view of the root storage, as the legacy format did for shared storages.
+    ``numels`` maps a storage key to the element count written before its bytes (default:
+    the true one), for hostile-file tests.
     """
     views = views or {}
+    numels = numels or {}
     roots = {t.key: t for t in tensors if t.key not in views}
 
     def pid_of(tensor_):
@@ -177,6 +197,7 @@ def write_legacy(path, obj, tensors=(), views=None):
     stream.write(dumps(obj, pid_of))
     stream.write(pickle.dumps(list(roots), protocol=2))
     for tensor_ in roots.values():
-        stream.write(struct.pack('<q', len(tensor_.storage)) + _storage_bytes(tensor_))
+        numel = numels.get(tensor_.key, len(tensor_.storage))
+        stream.write(struct.pack('<q', numel) + _storage_bytes(tensor_))
     with open(path, 'wb') as out:
         out.write(stream.getvalue())

@@ -3,13 +3,14 @@
 Keys become nested groups: 'conv1/W' is dataset W in group conv1.
 """
 
+import math
 import os
 
 import numpy
 
 from cvzoo import errors
 from cvzoo.core.serializers import atomic_write as atomic_write_module
-from cvzoo.core.serializers import dictionary
+from cvzoo.core.serializers import dictionary, expansion_budget
 
 
 def _import_h5py():
@@ -43,25 +44,48 @@ def save_hdf5(filename, obj, compression=4):
             handle.create_dataset(key, data=array, **options)
 
 
+def _check_dataset(item, key, name, budget):
+    """Check a dataset's declared size before reading it: a numeric dtype, and its
+    bytes within the file's budget (a dataset may be compressed, or have no stored data
+    at all and be filled with its fill value, so its shape alone says nothing). A chunk
+    is inflated whole, and may be larger than its dataset, so it counts when larger."""
+    if item.dtype.hasobject:
+        raise errors.CorruptFileError(f'{name}: dataset {key!r} holds variable-length '
+                                      f'data ({item.dtype}), expected numbers')
+    n_byte = (item.size or 0) * item.dtype.itemsize
+    n_chunk = math.prod(item.chunks) * item.dtype.itemsize if item.chunks else 0
+    budget.spend(max(n_byte, n_chunk), f'dataset {key!r} of shape {item.shape}, chunks '
+                 f'{item.chunks} and dtype {item.dtype}')
+
+
 def read_hdf5(filename):
     """Return every dataset of an HDF5 file as a dict {'group/name': NumPy array}.
 
+    The datasets together may take at most the file's
+    :class:`~cvzoo.core.serializers.expansion_budget.ExpansionBudget`, checked from
+    their declared shapes before any is read.
+
     Raises:
-        cvzoo.errors.CorruptFileError: naming the file, when it cannot be read.
+        cvzoo.errors.CorruptFileError: naming the file (and the dataset), when it cannot
+            be read or declares more than its budget.
     """
     h5py = _import_h5py()
     name = os.fspath(filename)
     if not os.path.exists(name):
         raise FileNotFoundError(f'{name}: no such weight file')
+    budget = expansion_budget.ExpansionBudget(name)
     arrays = {}
 
     def collect(key, item):
         if isinstance(item, h5py.Dataset):
+            _check_dataset(item, key, name, budget)
             arrays[key] = numpy.asarray(item[()])
 
     try:
         with h5py.File(name, 'r') as handle:
             handle.visititems(collect)
+    except errors.CorruptFileError:
+        raise
     except (OSError, ValueError, KeyError, RuntimeError) as exc:
         raise errors.CorruptFileError(f'{name}: not a readable HDF5 weight file ({exc})') from exc
     return arrays

@@ -2,6 +2,11 @@
 
 import numpy
 
+# Labels index the per-class arrays the metrics return ('ap' and the like, of length
+# largest label + 1), so a label bounds an allocation. The largest detection vocabularies
+# have about 13,000 classes (V3Det); LVIS has 1,203.
+MAX_LABEL = 65535
+
 
 def as_list(name, values, n_img=None):
     """Turn an iterable of per-image arrays into a list; check the image count."""
@@ -49,9 +54,25 @@ def check_finite(name, values):
                              f'{value[row].tolist()} in row {row} (image {i})')
 
 
+def label_problem(label):
+    """Why a flat label array is refused ('expected ..., got ...'), or None when every
+    label lies in [0, MAX_LABEL]."""
+    label = numpy.asarray(label)
+    if label.dtype.kind not in 'biuf':
+        return f'expected int labels, got an array of dtype {label.dtype}'
+    bad = ~((label >= 0) & (label <= MAX_LABEL))
+    if not bad.any():
+        return None
+    value = label[bad].flat[0]
+    if value < 0:
+        return f'expected labels >= 0, got {value}'
+    return f'expected labels in [0, {MAX_LABEL}], got {value}'
+
+
 def check_labels(name, values):
-    """Check that every label is >= 0 (detection has no background class)."""
+    """Check that every label is in [0, MAX_LABEL] (detection has no background class;
+    a huge label would size the per-class arrays)."""
     for i, value in enumerate(values):
-        if value.size and value.min() < 0:
-            raise ValueError(f'{name}[{i}]: expected labels >= 0, got {int(value.min())} '
-                             f'(image {i})')
+        problem = label_problem(value)
+        if problem is not None:
+            raise ValueError(f'{name}[{i}]: {problem} (image {i})')

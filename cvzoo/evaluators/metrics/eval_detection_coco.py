@@ -82,6 +82,8 @@ def eval_detection_coco(pred_bboxes, pred_labels, pred_scores, gt_bboxes, gt_lab
     _inputs.check_rows('pred_labels', pred_labels, (), n_pred)
     _inputs.check_rows('pred_scores', pred_scores, (), n_pred)
     _inputs.check_rows('gt_labels', gt_labels, (), n_gt)
+    _inputs.check_labels('pred_labels', pred_labels)
+    _inputs.check_labels('gt_labels', gt_labels)
     for name, values in (('gt_areas', gt_areas), ('gt_crowdeds', gt_crowdeds)):
         if values is not None:
             _inputs.check_rows(name, values, (), n_gt)
@@ -105,8 +107,9 @@ def evaluate(det_img, det_label, det_score, det_area, gt_img, gt_label, gt_area,
              intersection_fn, det_iou_area, gt_iou_area):
     """Run the COCO protocol on flat arrays (shared with the mask metric)."""
     for name, label in (('pred_labels', det_label), ('gt_labels', gt_label)):
-        if len(label) and label.min() < 0:
-            raise ValueError(f'{name}: expected labels >= 0, got {int(label.min())}')
+        problem = _inputs.label_problem(label)
+        if problem is not None:
+            raise ValueError(f'{name}: {problem}')
     problem = coco_protocol.Problem(det_img, det_label, det_score, det_area, gt_img,
                                     gt_label, gt_crowd, gt_area)
     det_iou_area = det_iou_area[problem.det_index]

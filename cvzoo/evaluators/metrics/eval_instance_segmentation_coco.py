@@ -51,6 +51,8 @@ def eval_instance_segmentation_coco(pred_masks, pred_labels, pred_scores, gt_mas
     _inputs.check_rows('pred_labels', pred_labels, (), n_pred)
     _inputs.check_rows('pred_scores', pred_scores, (), n_pred)
     _inputs.check_rows('gt_labels', gt_labels, (), n_gt)
+    _inputs.check_labels('pred_labels', pred_labels)
+    _inputs.check_labels('gt_labels', gt_labels)
     pred_runs = run_length_masks.RunLengthMasks.concatenate(pred_masks)
     gt_runs = run_length_masks.RunLengthMasks.concatenate(gt_masks)
     det_area = pred_runs.area.astype(numpy.float64)

@@ -50,6 +50,10 @@ def floats(options, key, default=None):
     return [float(v) for v in value.split(',') if v.strip()]
 
 
+# Darknet's cfgs upsample by 2 (a few by 4); a larger factor only multiplies the memory of
+# every later layer.
+MAX_UPSAMPLE = 32
+
 # Options that change what a layer computes and that CfgNetwork does not implement, with
 # the value that means "off".
 _UNSUPPORTED = {
@@ -131,19 +135,42 @@ class DarknetConvolution(L.Chain):
         return [('conv/b', n), ('conv/W', W_shape)]
 
 
+def positive_int(options, key, default, where):
+    """An int option that must be >= 1 (a size, a count, a stride)."""
+    value = int(options.get(key, default))
+    if value < 1:
+        raise errors.CorruptFileError(f'{where}: {key}={value}, expected an int >= 1')
+    return value
+
+
+def _convolution_options(options, in_channels, where):
+    """(filters, size, stride, pad, groups) of a [convolutional] section, checked."""
+    size = positive_int(options, 'size', 1, where)
+    pad = size // 2 if int(options.get('pad', 0)) else int(options.get('padding', 0))
+    groups = positive_int(options, 'groups', 1, where)
+    filters = positive_int(options, 'filters', 1, where)
+    if pad < 0 or in_channels % groups or filters % groups:
+        raise errors.CorruptFileError(f'{where}: groups={groups} does not divide the '
+                                      f'{in_channels} input channels and filters={filters}, '
+                                      f'or padding={pad} is negative')
+    return filters, size, positive_int(options, 'stride', 1, where), pad, groups
+
+
+def convolution_parameters(options, in_channels, where):
+    """How many parameters a [convolutional] section declares (counted before any is
+    allocated)."""
+    filters, size, _, _, groups = _convolution_options(options, in_channels, where)
+    per_filter = in_channels // groups * size * size
+    return filters * (per_filter + (4 if int(options.get('batch_normalize', 0)) else 1))
+
+
 def build_convolutional(options, index, channels):
     """DarknetConvolution of a section; ``pad=1`` means size // 2, else ``padding``."""
     where = f'[convolutional] (layer {index})'
-    size = int(options.get('size', 1))
-    pad = size // 2 if int(options.get('pad', 0)) else int(options.get('padding', 0))
-    groups = int(options.get('groups', 1))
-    filters = int(options.get('filters', 1))
     in_channels = channels[index - 1]
-    if in_channels % groups or filters % groups:
-        raise errors.CorruptFileError(f'{where}: groups={groups} does not divide the '
-                                      f'{in_channels} input channels and filters={filters}')
+    filters, size, stride, pad, groups = _convolution_options(options, in_channels, where)
     layer = DarknetConvolution(
-        in_channels, filters, size, int(options.get('stride', 1)), pad, groups=groups,
+        in_channels, filters, size, stride, pad, groups=groups,
         batch_normalize=bool(int(options.get('batch_normalize', 0))),
         activation=_activation(options, where))
     return layer, filters
@@ -236,17 +263,19 @@ def build_shortcut(options, index, channels):
 
 
 def build_maxpool(options, index, channels):
-    stride = int(options.get('stride', 1))
-    size = int(options.get('size', stride))
+    where = f'[maxpool] (layer {index})'
+    stride = positive_int(options, 'stride', 1, where)
+    size = positive_int(options, 'size', stride, where)
     padding = int(options.get('padding', size - 1))
     return CfgLayer('maxpool', size=size, stride=stride, padding=padding), channels[index - 1]
 
 
 def build_upsample(options, index, channels):
     stride = int(options.get('stride', 2))
-    if stride < 1 or float(options.get('scale', 1)) != 1:
-        raise errors.CorruptFileError(f'[upsample] (layer {index}): only stride >= 1 and '
-                                      f'scale=1 are supported, got {options}')
+    if not 1 <= stride <= MAX_UPSAMPLE or float(options.get('scale', 1)) != 1:
+        raise errors.CorruptFileError(f'[upsample] (layer {index}): only stride 1 to '
+                                      f'{MAX_UPSAMPLE} and scale=1 are supported, got '
+                                      f'{options}')
     return CfgLayer('upsample', stride=stride), channels[index - 1]
 
 

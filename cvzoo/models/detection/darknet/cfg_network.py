@@ -20,6 +20,21 @@ import cvzoo.core.links as L
 from cvzoo import errors
 from cvzoo.models.detection.darknet import cfg_layers
 
+# The most parameters a cfg may declare, counted before any is allocated: 2 ** 28 float32
+# values (1 GiB). The largest Darknet networks (YOLOv4-P6, YOLOv7-E6E) have under 2 ** 28.
+MAX_PARAMETERS = 2 ** 28
+# The largest [net] width and height (Darknet's largest networks take 1536).
+MAX_INSIZE = 8192
+
+
+def _insize(net):
+    """(height, width) of a [net] section, checked against MAX_INSIZE."""
+    size = tuple(cfg_layers.positive_int(net, key, 416, '[net]') for key in ('height', 'width'))
+    if max(size) > MAX_INSIZE:
+        raise errors.CorruptFileError(f'[net]: height and width {size}, expected at most '
+                                      f'{MAX_INSIZE}')
+    return size
+
 
 class CfgNetwork(L.Chain):
     """The layers of a Darknet cfg, run in order; returns the raw maps of its heads.
@@ -40,17 +55,25 @@ class CfgNetwork(L.Chain):
 
     def __init__(self, sections):
         super().__init__()
-        net = sections[0][1]
-        self.insize = (int(net.get('height', 416)), int(net.get('width', 416)))
-        channels = {-1: int(net.get('channels', 3))}
+        self.insize = _insize(sections[0][1])
+        channels = {-1: cfg_layers.positive_int(sections[0][1], 'channels', 3, '[net]')}
         self.layers = []
         self.heads = []
+        n_parameter = 0
         for index, (kind, options) in enumerate(sections[1:]):
+            where = f'[{kind}] (layer {index})'
             if kind not in cfg_layers.BUILDERS:
                 raise errors.CorruptFileError(
-                    f'[{kind}] (layer {index}): section kind not supported; expected one of '
+                    f'{where}: section kind not supported; expected one of '
                     f'{sorted(cfg_layers.BUILDERS)}')
-            cfg_layers.refuse_unsupported(kind, options, f'[{kind}] (layer {index})')
+            cfg_layers.refuse_unsupported(kind, options, where)
+            if kind == 'convolutional':
+                n_parameter += cfg_layers.convolution_parameters(options, channels[index - 1],
+                                                                 where)
+                if n_parameter > MAX_PARAMETERS:
+                    raise errors.CorruptFileError(
+                        f'{where}: the cfg declares {n_parameter} parameters up to here, more '
+                        f'than the {MAX_PARAMETERS} any Darknet network has')
             layer, channels[index] = cfg_layers.BUILDERS[kind](options, index, channels)
             if isinstance(layer, L.Link):
                 with self.init_scope():
