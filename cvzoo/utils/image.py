@@ -16,7 +16,6 @@ import os
 import pathlib
 import struct
 import sys
-import tempfile
 import zlib
 from typing import TYPE_CHECKING, Union
 
@@ -24,6 +23,7 @@ import numpy
 
 from cvzoo import errors
 from cvzoo.core import backend
+from cvzoo.core.serializers import atomic_write
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -227,15 +227,8 @@ def write_image(img, path: PathLike) -> None:
     if not path.parent.is_dir():
         raise FileNotFoundError(errno.ENOENT, 'path: the folder to write into does not exist',
                                 str(path))
-    fd, tmp_name = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp', dir=path.parent)
-    try:
-        with os.fdopen(fd, 'wb') as f:
-            pil_img.save(f, format=image_format)
-        os.replace(tmp_name, path)
-    except BaseException:
-        if os.path.exists(tmp_name):
-            os.remove(tmp_name)
-        raise
+    with atomic_write.atomic_write(path) as tmp_name, open(tmp_name, 'wb') as f:
+        pil_img.save(f, format=image_format)
 
 
 def _array_to_chw(x) -> numpy.ndarray:
