@@ -183,8 +183,11 @@ def record_trust(pending, url):
     for record, sha256 in pending:
         _logger.warning('%s: its source publishes no sha256; trusting this first download, '
                         'which loaded, and recording its sha256 %s in %s', url, sha256, record)
-        with atomic_write.atomic_write(record) as tmp_path, open(tmp_path, 'w') as file:
-            file.write(sha256 + '\n')
+        try:
+            with atomic_write.atomic_write(record) as tmp_path, open(tmp_path, 'w') as file:
+                file.write(sha256 + '\n')
+        except OSError as exc:  # a read-only cache: the next load trusts it once more
+            _logger.warning('could not record the sha256 in %s (%s)', record, exc)
 
 
 def drop_untrusted(pending):

@@ -8,6 +8,8 @@ keeps files under ``$CVZOO_HOME``, tries ``$CVZOO_WEIGHTS_MIRROR`` first (DESIGN
 the destination.
 """
 
+import contextlib
+import errno
 import hashlib
 import os
 import pathlib
@@ -15,6 +17,7 @@ import shutil
 import socket
 import stat
 import tarfile
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -326,10 +329,14 @@ def cached_download(url: str, sha256: Optional[str] = None, *, file_name: Option
         if not file_name:
             raise ValueError(f'file_name: expected a name, and none can be taken from {url!r}')
     target = paths.cvzoo_home() / subdir / file_name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(target.with_name(target.name + '.lock')):
+    if _is_cached(target, sha256):  # complete files only ever appear by a rename: no lock
+        return target
+    deadline = paths.download_deadline() if deadline is None else deadline
+    with download_lock(target.with_name(target.name + '.lock'), deadline, target):
         if _is_cached(target, sha256):
             return target
+        require_writable(target.parent, f'{target} is absent or not verified, so it has to '
+                         f'be fetched')
         sources = [_mirror_source(file_name)] if mirror else []
         sources = [s for s in sources if s is not None] + [url] + list(mirrors)
         failures = []
@@ -342,6 +349,90 @@ def cached_download(url: str, sha256: Optional[str] = None, *, file_name: Option
         f'could not fetch {url}: ' + '; '.join(failures) +
         f'. If this machine is offline, download the file elsewhere and put it at {target} '
         f'(or set CVZOO_WEIGHTS_MIRROR to a folder holding {file_name})')
+
+
+_READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
+def _read_only_error(folder, exc, need):
+    """The DownloadError of a cache folder that cvzoo cannot write to."""
+    return errors.DownloadError(
+        f'{folder}: cannot write there ({exc.strerror or exc}), and {need}. Make the folder '
+        f'writable, or set CVZOO_HOME to a writable folder (CVZOO_HOME is '
+        f'{paths.cvzoo_home()}; a read-only cache still serves the files it holds, and '
+        f'CVZOO_WEIGHTS_MIRROR={folder} serves them to another CVZOO_HOME)')
+
+
+def _make_folder(folder, need):
+    """Create ``folder``; DownloadError naming it when that is not possible."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:
+        raise errors.DownloadError(f'{folder}: expected a folder for the download, but '
+                                   f'{exc.filename} is a file; remove it') from exc
+    except OSError as exc:
+        if exc.errno in _READ_ONLY:
+            raise _read_only_error(folder, exc, need) from exc
+        raise
+
+
+def require_writable(folder, need: str) -> None:
+    """Create ``folder`` if needed and check that a file can be created in it.
+
+    Args:
+        folder (Path): a folder under ``$CVZOO_HOME``.
+        need (str): why something has to be written there, for the message.
+
+    Raises:
+        cvzoo.errors.DownloadError: the folder (or a parent) is read-only, or a file
+            stands in its place; the message names the folder, ``need`` and CVZOO_HOME.
+    """
+    folder = pathlib.Path(folder)
+    _make_folder(folder, need)
+    try:
+        with tempfile.TemporaryFile(dir=folder):  # unnamed where the system allows it
+            pass
+    except OSError as exc:
+        if exc.errno in _READ_ONLY:
+            raise _read_only_error(folder, exc, need) from exc
+        raise
+
+
+@contextlib.contextmanager
+def download_lock(lock_path, deadline: float, target):
+    """Hold the file lock ``lock_path`` while ``target`` (a file or a dataset folder) is
+    fetched.
+
+    A process that has to wait says once which process holds the lock (its pid is in
+    the lock file), and gives up after ``deadline`` seconds: a holder that is stopped
+    (SIGSTOP) or hung would otherwise keep it waiting for ever.
+
+    Raises:
+        cvzoo.errors.DownloadError: the lock is still held after ``deadline`` seconds
+            (the message names the lock file and the holder's pid), or the lock file
+            cannot be created (a read-only cache: the message names the folder).
+    """
+    lock_path = pathlib.Path(lock_path)
+    need = f'{target} is absent or not verified, so it has to be fetched'
+    _make_folder(lock_path.parent, need)
+    lock = FileLock(lock_path, timeout=deadline)
+    try:
+        lock.acquire()
+    except TimeoutError as exc:
+        pid = lock.holder_pid()
+        raise errors.DownloadError(
+            f'{lock_path}: gave up after {deadline:g} s (the download deadline, '
+            f'CVZOO_DOWNLOAD_DEADLINE) waiting for {lock.holder_description()}, which holds '
+            f'this lock to fetch {target}; if that process is stopped or hung, end it'
+            + (f' (kill {pid})' if pid is not None else '')) from exc
+    except OSError as exc:
+        if exc.errno in _READ_ONLY:
+            raise _read_only_error(lock_path.parent, exc, need) from exc
+        raise
+    try:
+        yield lock
+    finally:
+        lock.release()
 
 
 def _check_member(archive: pathlib.Path, name: str, dst: pathlib.Path) -> None:
