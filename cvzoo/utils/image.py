@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import pathlib
+import secrets
 import struct
 import sys
 import zlib
@@ -23,7 +24,6 @@ import numpy
 
 from cvzoo import errors
 from cvzoo.core import backend
-from cvzoo.core.serializers import atomic_write
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -227,8 +227,17 @@ def write_image(img, path: PathLike) -> None:
     if not path.parent.is_dir():
         raise FileNotFoundError(errno.ENOENT, 'path: the folder to write into does not exist',
                                 str(path))
-    with atomic_write.atomic_write(path) as tmp_name, open(tmp_name, 'wb') as f:
-        pil_img.save(f, format=image_format)
+    # NOTE: not cvzoo.core's atomic_write (utils does not import core); 'x' creates a new
+    # file with the mode open() gives (0666 less the umask), not mkstemp's 0600
+    tmp_name = path.with_name(f'.{path.name}.{secrets.token_hex(4)}.tmp')
+    file = open(tmp_name, 'xb')
+    try:
+        with file:
+            pil_img.save(file, format=image_format)
+        os.replace(tmp_name, path)
+    except BaseException:
+        os.remove(tmp_name)
+        raise
 
 
 def _array_to_chw(x) -> numpy.ndarray:
