@@ -151,6 +151,33 @@ def test_converted_cache_of_another_user_is_used_without_writing(torch_toy, monk
     assert _listing(torch_toy) == before
 
 
+def test_read_only_home_with_a_file_that_fails_its_record_names_it(home, tmp_path,
+                                                                    monkeypatch):
+    """A cached file of an UNPUBLISHED source that differs from its trust record must be
+    deleted and fetched again: in a read-only cache that is a DownloadError naming it."""
+    origin = tmp_path / 'origin' / 'toy.npz'
+    origin.parent.mkdir()
+    with open(origin, 'wb') as file:
+        numpy.savez(file, W=numpy.array([1, 2, 3], numpy.float32))
+    entry = zoo.Weights(
+        url=origin.as_uri(), sha256=zoo.UNPUBLISHED, source_format='cvzoo_npz', n_class=3,
+        label_names=('a', 'b', 'c'), preset=zoo.Preset(size=8, mean=(0.0, 0.0, 0.0)),
+        reported=zoo.Score('top1', 0.5, 'imagenet_val', 'a test'))
+    discovery.import_all_models()
+    monkeypatch.setattr(registry, '_REGISTRY', {})
+    zoo.register('cache_toy', task='classification')(_PthToy)
+    monkeypatch.setattr(_PthToy, 'weights', {'npz': entry})
+    zoo.get_model('cache_toy', pretrained_model='npz')  # records the trust
+    (home / 'weights' / 'toy.npz.sha256').write_text('0' * 64 + '\n')
+    before = _listing(home)
+    with read_only(home), pytest.raises(errors.DownloadError) as info:
+        zoo.get_model('cache_toy', pretrained_model='npz')
+    message = str(info.value)
+    assert str(home / 'weights' / 'toy.npz') in message and 'CVZOO_HOME' in message
+    assert 'cannot be deleted' in message
+    assert _listing(home) == before
+
+
 # --- a lock held by a stopped process -------------------------------------------------
 
 _HOLD_LOCK = '''
