@@ -76,10 +76,20 @@ def _stale_copy(home):
     (home / 'weights' / 'w.bin').write_bytes(b'an older file')
 
 
+def _stale_copy_after_a_fetch(home):
+    """The lock file of an earlier fetch is there: it is locked read-only, and the check
+    that the folder can take the download names the folder."""
+    origin = home.parent / 'older.bin'
+    origin.write_bytes(b'an older file')
+    download.cached_download(origin.as_uri(), None, file_name='w.bin', subdir='weights')
+    assert (home / 'weights' / 'w.bin.lock').exists()
+
+
 # case: (what the read-only home holds, the folder the message names)
 READ_ONLY_HOMES = {
     'empty_home': (lambda home: home.mkdir(), 'home'),
     'stale_copy': (_stale_copy, 'weights'),
+    'stale_copy_after_a_fetch': (_stale_copy_after_a_fetch, 'weights'),
 }
 
 
