@@ -335,8 +335,7 @@ def cached_download(url: str, sha256: Optional[str] = None, *, file_name: Option
     with download_lock(target.with_name(target.name + '.lock'), deadline, target):
         if _is_cached(target, sha256):
             return target
-        require_writable(target.parent, f'{target} is absent or not verified, so it has to '
-                         f'be fetched')
+        _require_writable(target.parent, _fetch_need(target))
         sources = [_mirror_source(file_name)] if mirror else []
         sources = [s for s in sources if s is not None] + [url] + list(mirrors)
         failures = []
@@ -354,48 +353,44 @@ def cached_download(url: str, sha256: Optional[str] = None, *, file_name: Option
 _READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 
-def _read_only_error(folder, exc, need):
-    """The DownloadError of a cache folder that cvzoo cannot write to."""
-    return errors.DownloadError(
-        f'{folder}: cannot write there ({exc.strerror or exc}), and {need}. Make the folder '
-        f'writable, or set CVZOO_HOME to a writable folder (CVZOO_HOME is '
-        f'{paths.cvzoo_home()}; a read-only cache still serves the files it holds, and '
-        f'CVZOO_WEIGHTS_MIRROR={folder} serves them to another CVZOO_HOME)')
+def _fetch_need(target):
+    """Why a file has to be written into the cache, for the messages."""
+    return f'{target} is absent or not verified, so it has to be fetched'
+
+
+@contextlib.contextmanager
+def _read_only_named(folder, need):
+    """Turn a refused write into ``folder`` (a read-only cache, e.g. another user's)
+    into a DownloadError naming the folder, ``need`` and CVZOO_HOME."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in _READ_ONLY:
+            raise
+        raise errors.DownloadError(
+            f'{folder}: cannot write there ({exc.strerror or exc}), and {need}. Make the '
+            f'folder writable, or set CVZOO_HOME to a writable folder (CVZOO_HOME is '
+            f'{paths.cvzoo_home()}; a read-only cache still serves the files it holds)') \
+            from exc
 
 
 def _make_folder(folder, need):
     """Create ``folder``; DownloadError naming it when that is not possible."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError) as exc:
-        raise errors.DownloadError(f'{folder}: expected a folder for the download, but '
-                                   f'{exc.filename} is a file; remove it') from exc
-    except OSError as exc:
-        if exc.errno in _READ_ONLY:
-            raise _read_only_error(folder, exc, need) from exc
-        raise
+    with _read_only_named(folder, need):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError) as exc:
+            raise errors.DownloadError(f'{folder}: expected a folder for the download, but '
+                                       f'{exc.filename} is a file; remove it') from exc
 
 
-def require_writable(folder, need: str) -> None:
-    """Create ``folder`` if needed and check that a file can be created in it.
-
-    Args:
-        folder (Path): a folder under ``$CVZOO_HOME``.
-        need (str): why something has to be written there, for the message.
-
-    Raises:
-        cvzoo.errors.DownloadError: the folder (or a parent) is read-only, or a file
-            stands in its place; the message names the folder, ``need`` and CVZOO_HOME.
-    """
-    folder = pathlib.Path(folder)
+def _require_writable(folder, need):
+    """Create ``folder`` if needed and check that a file can be created in it (an
+    unnamed one where the system allows it), so that a read-only cache is named before
+    any source is tried."""
     _make_folder(folder, need)
-    try:
-        with tempfile.TemporaryFile(dir=folder):  # unnamed where the system allows it
-            pass
-    except OSError as exc:
-        if exc.errno in _READ_ONLY:
-            raise _read_only_error(folder, exc, need) from exc
-        raise
+    with _read_only_named(folder, need), tempfile.TemporaryFile(dir=folder):
+        pass
 
 
 @contextlib.contextmanager
@@ -413,11 +408,11 @@ def download_lock(lock_path, deadline: float, target):
             cannot be created (a read-only cache: the message names the folder).
     """
     lock_path = pathlib.Path(lock_path)
-    need = f'{target} is absent or not verified, so it has to be fetched'
-    _make_folder(lock_path.parent, need)
+    _make_folder(lock_path.parent, _fetch_need(target))
     lock = FileLock(lock_path, timeout=deadline)
     try:
-        lock.acquire()
+        with _read_only_named(lock_path.parent, _fetch_need(target)):
+            lock.acquire()
     except TimeoutError as exc:
         pid = lock.holder_pid()
         raise errors.DownloadError(
@@ -425,10 +420,6 @@ def download_lock(lock_path, deadline: float, target):
             f'CVZOO_DOWNLOAD_DEADLINE) waiting for {lock.holder_description()}, which holds '
             f'this lock to fetch {target}; if that process is stopped or hung, end it'
             + (f' (kill {pid})' if pid is not None else '')) from exc
-    except OSError as exc:
-        if exc.errno in _READ_ONLY:
-            raise _read_only_error(lock_path.parent, exc, need) from exc
-        raise
     try:
         yield lock
     finally:
