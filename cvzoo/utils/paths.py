@@ -36,7 +36,7 @@ def _check_folder(path: pathlib.Path, variable: str) -> None:
     """Raise UsageError when ``path`` exists (or is a link) but is no folder."""
     if path.is_dir():
         return
-    if path.is_symlink():
+    if path.is_symlink() and not path.exists():
         raise errors.UsageError(f'{variable}: expected a folder, got {path}, a symbolic link to '
                                 f'{os.readlink(path)}, which does not exist')
     if os.path.lexists(path):
