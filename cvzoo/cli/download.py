@@ -5,8 +5,9 @@
     cvzoo download --all --to DIR [--model MODEL]
 
 ``--format safetensors`` also writes the loaded weights as
-``$CVZOO_HOME/weights/<file>.cvzoo.safetensors`` (beside the download) and prints its
-path. ``--all --to DIR`` copies every file of every weights entry (of one model with
+``$CVZOO_HOME/weights/<file>.cvzoo.safetensors`` (beside the download; also for a
+file shipped with cvzoo, whose package folder is never written) and prints its path.
+``--all --to DIR`` copies every file of every weights entry (of one model with
 ``--model``) into ``DIR`` with a ``manifest.json``; ``CVZOO_WEIGHTS_MIRROR=DIR`` then
 serves them on a machine with no network.
 """
@@ -18,6 +19,7 @@ from cvzoo import errors
 from cvzoo import models as zoo_api
 from cvzoo.cli import commands
 from cvzoo.models import registry, weight_files, zoo
+from cvzoo.utils import paths
 
 FORMATS = ('original', 'safetensors')
 SAFETENSORS_SUFFIX = '.cvzoo.safetensors'
@@ -35,7 +37,8 @@ def add_parser(subparsers):
                         'file), for a source that publishes no sha256')
     parser.add_argument('--format', choices=FORMATS, default='original',
                         help='safetensors: also write the loaded weights as .safetensors '
-                        "beside the download and print its path (needs cvzoo[safetensors])")
+                        'into $CVZOO_HOME/weights and print its path (needs '
+                        'cvzoo[safetensors])')
     parser.add_argument('--all', action='store_true',
                         help='every file of every weight key (with --to), for a mirror folder')
     parser.add_argument('--to', metavar='DIR',
@@ -59,12 +62,12 @@ def download_command(args):
     if args.format == 'safetensors':
         return _to_safetensors(args)
     weights = zoo_api.resolve_weights(model_class, args.key)
-    paths = zoo_api.fetch_weights(weights)
+    fetched = zoo_api.fetch_weights(weights)
     untrusted = [f for f in weights.all_files if f.sha256 == zoo.UNPUBLISHED
                  and not os.path.exists(zoo.trust_record_path(f))]
     if untrusted:  # loading records the trust, and only when the file loads
         zoo_api.get_model(args.model, pretrained_model=args.key)
-    for path in paths:
+    for path in fetched:
         print(path)
     return 0
 
@@ -111,7 +114,10 @@ def _to_safetensors(args):
     safetensors_file.require_package()
     model = zoo_api.get_model(args.model, pretrained_model=args.key)
     weights = zoo_api.resolve_weights(type(model), args.key)
-    path = zoo_api.fetch_weights(weights)[0] + SAFETENSORS_SUFFIX  # cached: no new download
+    # under $CVZOO_HOME even when the file is shipped with cvzoo (in the package's folder)
+    folder = paths.cvzoo_home() / weight_files.WEIGHTS_SUBDIR
+    path = os.fspath(folder / (weights.all_files[0].file_name + SAFETENSORS_SUFFIX))
+    os.makedirs(folder, exist_ok=True)
     safetensors_file.save_safetensors(path, model)
     print(path)
     return 0

@@ -9,7 +9,6 @@ import zipfile
 
 from cvzoo import errors
 from cvzoo.utils import download, paths
-from cvzoo.utils.file_lock import FileLock
 
 ARCHIVE_SUBDIR = 'archives'  # under $CVZOO_HOME, where archives wait to be unpacked
 
@@ -71,7 +70,7 @@ def download_archive(url, dst, expected, *, sha256=None, what='dataset'):
         return expected
     file_name = pathlib.PurePosixPath(urllib.parse.urlparse(url).path).name
     lock_path = paths.cvzoo_home() / ARCHIVE_SUBDIR / f'{file_name}.extract.lock'
-    with FileLock(lock_path):
+    with download.download_lock(lock_path, paths.download_deadline(), expected):
         if expected.exists():
             return expected
         try:

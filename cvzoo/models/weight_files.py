@@ -140,8 +140,24 @@ def _fetch_verified(weight_file):
         problem, pending = _hash_problem(weight_file, path)
         if problem is None:
             return path, pending
-        os.remove(path)
+        _remove_failed(weight_file, path, problem)
     raise errors.DownloadError(f'{weight_file.url}: {problem}; the file {path} was deleted')
+
+
+def _remove_failed(weight_file, path, problem):
+    """Delete a cached file that failed its check, so that it is fetched again.
+
+    Raises:
+        cvzoo.errors.DownloadError: the file cannot be deleted (a read-only cache, e.g.
+            another user's); the message names the check, the file and CVZOO_HOME.
+    """
+    try:
+        os.remove(path)
+    except OSError as exc:
+        raise errors.DownloadError(
+            f'{weight_file.url}: {problem}; the cached {path} cannot be deleted to fetch it '
+            f'again ({exc.strerror or exc}): make {os.path.dirname(path)} writable, or set '
+            f'CVZOO_HOME to a writable folder') from exc
 
 
 def fetch_weights(weights: weights_schema.Weights) -> list:
@@ -183,8 +199,11 @@ def record_trust(pending, url):
     for record, sha256 in pending:
         _logger.warning('%s: its source publishes no sha256; trusting this first download, '
                         'which loaded, and recording its sha256 %s in %s', url, sha256, record)
-        with atomic_write.atomic_write(record) as tmp_path, open(tmp_path, 'w') as file:
-            file.write(sha256 + '\n')
+        try:
+            with atomic_write.atomic_write(record) as tmp_path, open(tmp_path, 'w') as file:
+                file.write(sha256 + '\n')
+        except OSError as exc:  # a read-only cache: the next load trusts it once more
+            _logger.warning('could not record the sha256 in %s (%s)', record, exc)
 
 
 def drop_untrusted(pending):

@@ -14,7 +14,7 @@ import dataclasses
 
 import numpy
 
-from cvzoo.models import get_model_class, model_info
+from cvzoo.models import get_model, get_model_class, model_info
 
 N_CLASS = 3      # classifiers and segmenters
 N_FG_CLASS = 2   # detectors
@@ -59,24 +59,37 @@ def n_class_of(name):
     return BUILD_KWARGS.get(name, {}).get('n_class', N_CLASS)
 
 
-def build_small_model(name, seed=0):
+def small_kwargs(name):
+    """The constructor arguments :func:`build_small_model` gives the model ``name``."""
+    kwargs = dict(BUILD_KWARGS.get(name, {}))
+    if model_info(name)['task'] in FG_CLASS_TASKS:
+        kwargs.setdefault('n_fg_class', N_FG_CLASS)
+    else:
+        kwargs.setdefault('n_class', N_CLASS)
+    return kwargs
+
+
+def build_small_model(name, seed=0, pretrained_model=None, **overrides):
     """The model registered as ``name``, small, with random weights, on the CPU.
 
     Args:
         name (str): a ``list_models()`` name.
         seed (int): seeds NumPy's global generator before the weights are drawn.
+        pretrained_model (str or None): a weight file of the small model to load
+            through ``get_model(name, pretrained_model=...)``; None keeps the random
+            weights.
+        **overrides: constructor arguments that replace :func:`small_kwargs`'s.
 
     Returns:
         tuple: ``(task, model)``.
     """
     task = model_info(name)['task']
-    kwargs = dict(BUILD_KWARGS.get(name, {}))
-    if task in FG_CLASS_TASKS:
-        kwargs.setdefault('n_fg_class', N_FG_CLASS)
-    else:
-        kwargs.setdefault('n_class', N_CLASS)
+    kwargs = {**small_kwargs(name), **overrides}
     numpy.random.seed(seed)
-    model = get_model_class(name)(**kwargs)
+    if pretrained_model is None:
+        model = get_model_class(name)(**kwargs)
+    else:
+        model = get_model(name, pretrained_model=pretrained_model, **kwargs)
     if task == 'semantic_segmentation' and model.preset is not None and model.resize_input:
         model.preset = dataclasses.replace(model.preset, size=SEGMENTATION_SIZE)
     return task, model

@@ -8,6 +8,8 @@ keeps files under ``$CVZOO_HOME``, tries ``$CVZOO_WEIGHTS_MIRROR`` first (DESIGN
 the destination.
 """
 
+import contextlib
+import errno
 import hashlib
 import os
 import pathlib
@@ -15,6 +17,7 @@ import shutil
 import socket
 import stat
 import tarfile
+import tempfile
 import threading
 import time
 import urllib.parse
@@ -326,10 +329,13 @@ def cached_download(url: str, sha256: Optional[str] = None, *, file_name: Option
         if not file_name:
             raise ValueError(f'file_name: expected a name, and none can be taken from {url!r}')
     target = paths.cvzoo_home() / subdir / file_name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(target.with_name(target.name + '.lock')):
+    if _is_cached(target, sha256):  # complete files only ever appear by a rename: no lock
+        return target
+    deadline = paths.download_deadline() if deadline is None else deadline
+    with download_lock(target.with_name(target.name + '.lock'), deadline, target):
         if _is_cached(target, sha256):
             return target
+        _require_writable(target.parent, _fetch_need(target))
         sources = [_mirror_source(file_name)] if mirror else []
         sources = [s for s in sources if s is not None] + [url] + list(mirrors)
         failures = []
@@ -342,6 +348,82 @@ def cached_download(url: str, sha256: Optional[str] = None, *, file_name: Option
         f'could not fetch {url}: ' + '; '.join(failures) +
         f'. If this machine is offline, download the file elsewhere and put it at {target} '
         f'(or set CVZOO_WEIGHTS_MIRROR to a folder holding {file_name})')
+
+
+_READ_ONLY = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
+def _fetch_need(target):
+    """Why a file has to be written into the cache, for the messages."""
+    return f'{target} is absent or not verified, so it has to be fetched'
+
+
+@contextlib.contextmanager
+def _read_only_named(folder, need):
+    """Turn a refused write into ``folder`` (a read-only cache, e.g. another user's)
+    into a DownloadError naming the folder, ``need`` and CVZOO_HOME."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in _READ_ONLY:
+            raise
+        raise errors.DownloadError(
+            f'{folder}: cannot write there ({exc.strerror or exc}), and {need}. Make the '
+            f'folder writable, or set CVZOO_HOME to a writable folder (CVZOO_HOME is '
+            f'{paths.cvzoo_home()}; a read-only cache still serves the files it holds)') \
+            from exc
+
+
+def _make_folder(folder, need):
+    """Create ``folder``; DownloadError naming it when that is not possible."""
+    with _read_only_named(folder, need):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError) as exc:
+            raise errors.DownloadError(f'{folder}: expected a folder for the download, but '
+                                       f'{exc.filename} is a file; remove it') from exc
+
+
+def _require_writable(folder, need):
+    """Create ``folder`` if needed and check that a file can be created in it (an
+    unnamed one where the system allows it), so that a read-only cache is named before
+    any source is tried."""
+    _make_folder(folder, need)
+    with _read_only_named(folder, need), tempfile.TemporaryFile(dir=folder):
+        pass
+
+
+@contextlib.contextmanager
+def download_lock(lock_path, deadline: float, target):
+    """Hold the file lock ``lock_path`` while ``target`` (a file or a dataset folder) is
+    fetched.
+
+    A process that has to wait says once which process holds the lock (its pid is in
+    the lock file), and gives up after ``deadline`` seconds: a holder that is stopped
+    (SIGSTOP) or hung would otherwise keep it waiting for ever.
+
+    Raises:
+        cvzoo.errors.DownloadError: the lock is still held after ``deadline`` seconds
+            (the message names the lock file and the holder's pid), or the lock file
+            cannot be created (a read-only cache: the message names the folder).
+    """
+    lock_path = pathlib.Path(lock_path)
+    _make_folder(lock_path.parent, _fetch_need(target))
+    lock = FileLock(lock_path, timeout=deadline)
+    try:
+        with _read_only_named(lock_path.parent, _fetch_need(target)):
+            lock.acquire()
+    except TimeoutError as exc:
+        pid = lock.holder_pid()
+        raise errors.DownloadError(
+            f'{lock_path}: gave up after {deadline:g} s (the download deadline, '
+            f'CVZOO_DOWNLOAD_DEADLINE) waiting for {lock.holder_description()}, which holds '
+            f'this lock to fetch {target}; if that process is stopped or hung, end it'
+            + (f' (kill {pid})' if pid is not None else '')) from exc
+    try:
+        yield lock
+    finally:
+        lock.release()
 
 
 def _check_member(archive: pathlib.Path, name: str, dst: pathlib.Path) -> None:

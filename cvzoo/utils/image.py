@@ -14,9 +14,9 @@ from __future__ import annotations
 import errno
 import os
 import pathlib
+import secrets
 import struct
 import sys
-import tempfile
 import zlib
 from typing import TYPE_CHECKING, Union
 
@@ -231,14 +231,16 @@ def write_image(img, path: PathLike) -> None:
     if not path.parent.is_dir():
         raise FileNotFoundError(errno.ENOENT, 'path: the folder to write into does not exist',
                                 str(path))
-    fd, tmp_name = tempfile.mkstemp(prefix=f'.{path.name}.', suffix='.tmp', dir=path.parent)
+    # NOTE: not cvzoo.core's atomic_write (utils does not import core); 'x' creates a new
+    # file with the mode open() gives (0666 less the umask), not mkstemp's 0600
+    tmp_name = path.with_name(f'.{path.name}.{secrets.token_hex(4)}.tmp')
+    file = open(tmp_name, 'xb')
     try:
-        with os.fdopen(fd, 'wb') as f:
-            pil_img.save(f, format=image_format)
+        with file:
+            pil_img.save(file, format=image_format)
         os.replace(tmp_name, path)
     except BaseException:
-        if os.path.exists(tmp_name):
-            os.remove(tmp_name)
+        os.remove(tmp_name)
         raise
 
 

@@ -13,17 +13,35 @@ import os
 import pathlib
 from typing import Optional
 
+from cvzoo import errors
+
 
 def cvzoo_home() -> pathlib.Path:
     """Return the cache folder ``$CVZOO_HOME`` (default ``~/.cache/cvzoo``), not created.
+
+    Raises:
+        cvzoo.errors.UsageError: the path is there but is not a folder (a file, or a
+            symbolic link to nothing); the message names CVZOO_HOME and the path.
 
     >>> isinstance(cvzoo_home(), pathlib.Path)
     True
     """
     value = os.environ.get('CVZOO_HOME')
-    if value:
-        return pathlib.Path(value).expanduser()
-    return pathlib.Path('~/.cache/cvzoo').expanduser()
+    home = pathlib.Path(value or '~/.cache/cvzoo').expanduser()
+    _check_folder(home, 'CVZOO_HOME' if value else 'CVZOO_HOME (unset: ~/.cache/cvzoo)')
+    return home
+
+
+def _check_folder(path: pathlib.Path, variable: str) -> None:
+    """Raise UsageError when ``path`` exists (or is a link) but is no folder."""
+    if path.is_dir():
+        return
+    if path.is_symlink() and not path.exists():
+        raise errors.UsageError(f'{variable}: expected a folder, got {path}, a symbolic link to '
+                                f'{os.readlink(path)}, which does not exist')
+    if os.path.lexists(path):
+        kind = 'a file' if path.is_file() else 'not a folder'
+        raise errors.UsageError(f'{variable}: expected a folder, got {path}, which is {kind}')
 
 
 def weights_mirror() -> Optional[str]:

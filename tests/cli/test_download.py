@@ -3,6 +3,7 @@
 import dataclasses
 import hashlib
 import json
+import os
 import pathlib
 import socket
 import typing
@@ -62,6 +63,28 @@ def test_format_safetensors_writes_beside_the_download(served_toy, capsys, tmp_p
     assert path == tmp_path / 'home' / 'weights' / 'toy.npz.cvzoo.safetensors'
     assert file_format.sniff_format(path) == 'safetensors'
     numpy.testing.assert_array_equal(_Toy(pretrained_model=path).W.array, [1.0, 2.0, 3.0])
+
+
+def test_format_safetensors_of_the_shipped_model_goes_to_the_home(monkeypatch, tmp_path,
+                                                                  capsys):
+    """The file shipped inside the package is converted into $CVZOO_HOME, never beside
+    it, and the written file (its batch norms' scalar counts included) loads back."""
+    pytest.importorskip('safetensors')
+    from cvzoo.models import embedded
+
+    monkeypatch.setenv('CVZOO_HOME', str(tmp_path / 'home'))
+    monkeypatch.delenv('CVZOO_WEIGHTS_MIRROR', raising=False)
+    package_files = sorted(os.listdir(embedded.EMBEDDED_DIR))
+    model_name, key = embedded.SHIPPED_WEIGHTS
+    assert main.main(['download', model_name, key, '--format', 'safetensors']) == 0
+    path = pathlib.Path(capsys.readouterr().out.strip())
+    assert path.parent == tmp_path / 'home' / 'weights'
+    assert sorted(os.listdir(embedded.EMBEDDED_DIR)) == package_files
+    loaded = zoo.get_model(model_name, pretrained_model=str(path))
+    shipped = zoo.get_model(model_name, pretrained_model=key)
+    for (name, mine), (_, theirs) in zip(sorted(loaded.namedparams()),
+                                         sorted(shipped.namedparams())):
+        numpy.testing.assert_array_equal(mine.array, theirs.array, err_msg=name)
 
 
 def test_download_needs_model_and_key(capsys):

@@ -91,10 +91,12 @@ def write_safetensors(path, arrays: dict, metadata: dict | None = None) -> None:
         cvzoo.errors.UsageError: the safetensors package is not installed.
     """
     safetensors = require_package()
-    host = {name: numpy.ascontiguousarray(numpy.asarray(value))
-            for name, value in arrays.items()}
+    # asarray(order='C'), not ascontiguousarray, which makes a scalar (a BN's N) a (1,)
+    host = {name: numpy.asarray(value, order='C') for name, value in arrays.items()}
     with atomic_write.atomic_write(path) as tmp_path:
+        mode = os.stat(tmp_path).st_mode
         safetensors.numpy.save_file(host, tmp_path, metadata=metadata)
+        os.chmod(tmp_path, mode)  # save_file replaces the file by one of mode 0600
 
 
 def save_safetensors(path, model) -> None:
