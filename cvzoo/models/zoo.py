@@ -146,5 +146,5 @@ def _load_converted(model, path, source, source_sha256):
     dictionary.DictionaryDeserializer(arrays, '', True, path).load(model)
     if config is not None:  # a trained model's file: it also records its box convention
         trained_model.restore_box_convention(
-            model, trained_model.parse_model_config(config), path)
+            model, trained_model.parse_model_config(config, path), path)
     save_conversion()
