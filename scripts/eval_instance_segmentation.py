@@ -18,7 +18,7 @@ import time
 # NOTE: run from a checkout without installing: the repository root holds cvzoo/.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from cvzoo.cli import argument_types, entry
+from cvzoo.cli import entry, eval_options
 from cvzoo.datasets import registry
 from cvzoo.evaluators import InstanceSegmentationCOCOEvaluator, InstanceSegmentationVOCEvaluator
 from cvzoo.models.detection import evaluate as detection_evaluate
@@ -41,15 +41,11 @@ def build_evaluator(data, model, batchsize, use_07_metric=None):
 
 def main(argv=None):
     parser = entry.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--model', required=True, help='a zoo name, e.g. mask_rcnn_fpn_resnet50')
-    parser.add_argument('--pretrained-model', required=True, help='weights key or file')
+    eval_options.add_eval_options(parser, example_model='mask_rcnn_fpn_resnet50', batchsize=1,
+                                  batchsize_option='--batch-size')
     parser.add_argument('--dataset', default='coco-val2017')
     parser.add_argument('--data-dir', default=None,
                         help="the dataset's root, or the image folder of a json")
-    parser.add_argument('--batch-size', type=argument_types.positive_int, default=1)
-    parser.add_argument('--device', type=argument_types.device, default='cpu')
-    parser.add_argument('--limit', type=argument_types.positive_int, default=None,
-                        help='only the first N images')
     parser.add_argument('--use-07-metric', action=argparse.BooleanOptionalAction,
                         default=None, help="VOC2007 11-point AP (default: the dataset's)")
     args = parser.parse_args(argv)

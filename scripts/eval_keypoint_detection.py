@@ -16,7 +16,7 @@ import time
 # NOTE: run from a checkout without installing: the repository root holds cvzoo/.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from cvzoo.cli import argument_types, entry
+from cvzoo.cli import entry, eval_options
 from cvzoo.datasets import registry
 from cvzoo.evaluators import KeypointDetectionCOCOEvaluator
 from cvzoo.models.detection import evaluate as detection_evaluate
@@ -36,16 +36,11 @@ def format_report(report, data, reported=None):
 
 def main(argv=None):
     parser = entry.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--model', required=True,
-                        help='a zoo name, e.g. keypointrcnn_resnet50_fpn')
-    parser.add_argument('--pretrained-model', required=True, help='weights key or file')
+    eval_options.add_eval_options(parser, example_model='keypointrcnn_resnet50_fpn',
+                                  batchsize=1, batchsize_option='--batch-size')
     parser.add_argument('--dataset', default='coco-val2017')
     parser.add_argument('--data-dir', default=None,
                         help="the dataset's root, or the image folder of a json")
-    parser.add_argument('--batch-size', type=argument_types.positive_int, default=1)
-    parser.add_argument('--device', type=argument_types.device, default='cpu')
-    parser.add_argument('--limit', type=argument_types.positive_int, default=None,
-                        help='only the first N images')
     args = parser.parse_args(argv)
 
     model = detection_evaluate.load_evaluated_model(args.model, args.pretrained_model,

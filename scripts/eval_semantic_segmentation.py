@@ -16,7 +16,7 @@ import time
 # NOTE: run from a checkout without installing: the repository root holds cvzoo/.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
-from cvzoo.cli import argument_types, entry
+from cvzoo.cli import argument_types, entry, eval_options
 from cvzoo.datasets import registry
 from cvzoo.evaluators import SemanticSegmentationEvaluator
 from cvzoo.models import zoo
@@ -25,17 +25,12 @@ from cvzoo.models.segmentation import evaluate
 
 def main(argv=None):
     parser = entry.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--model', required=True, help='a zoo name, e.g. espnet')
-    parser.add_argument('--pretrained-model', required=True, help='weights key or file')
+    eval_options.add_eval_options(parser, example_model='espnet', batchsize=2)
     parser.add_argument('--dataset', default='camvid-test')
     parser.add_argument('--data-dir', default=None, help="the split's root folder")
     parser.add_argument('--n-class', type=argument_types.positive_int, default=None)
     parser.add_argument('--ignore-label', type=int, default=None,
                         help='label value read as ignored in a folder dataset, e.g. 255')
-    parser.add_argument('--batchsize', type=argument_types.positive_int, default=2)
-    parser.add_argument('--device', type=argument_types.device, default='cpu')
-    parser.add_argument('--limit', type=argument_types.positive_int, default=None,
-                        help='only the first N images')
     args = parser.parse_args(argv)
 
     data = registry.load_semantic_segmentation_dataset(args.dataset, args.data_dir,

@@ -15,14 +15,15 @@ from tests.helpers.scripts import SCRIPTS, run_script
 
 TRAIN_SCRIPTS = ('train_ssd', 'train_yolo', 'train_classifier', 'train_faster_rcnn',
                  'train_mask_rcnn')
-EVAL_SCRIPTS = {  # the arguments each needs besides the one under test
-    'eval_detection': ['--model', 'ssd_tiny', '--pretrained-model', 'x'],
-    'eval_imagenet': ['--model', 'small_cnn', '--dataset', 'd'],
-    'eval_instance_segmentation': ['--model', 'mask_rcnn_fpn_resnet50',
-                                   '--pretrained-model', 'x'],
-    'eval_keypoint_detection': ['--model', 'keypointrcnn_resnet50_fpn',
-                                '--pretrained-model', 'x'],
-    'eval_semantic_segmentation': ['--model', 'espnet', '--pretrained-model', 'x'],
+EVAL_SCRIPTS = {  # the arguments each needs besides the one under test, its batch option
+    'eval_detection': (['--model', 'ssd_tiny', '--pretrained-model', 'x'], '--batchsize'),
+    'eval_imagenet': (['--model', 'small_cnn', '--dataset', 'd'], '--batchsize'),
+    'eval_instance_segmentation': (['--model', 'mask_rcnn_fpn_resnet50',
+                                    '--pretrained-model', 'x'], '--batch-size'),
+    'eval_keypoint_detection': (['--model', 'keypointrcnn_resnet50_fpn',
+                                 '--pretrained-model', 'x'], '--batch-size'),
+    'eval_semantic_segmentation': (['--model', 'espnet', '--pretrained-model', 'x'],
+                                   '--batchsize'),
 }
 
 
@@ -174,16 +175,22 @@ def test_convert_weights_argument_mistake_is_one_line(argv, named, tmp_path, mon
 
 
 @pytest.mark.parametrize('argv, named', [
-    (['--batchsize', '0'], '--batchsize'), (['--batch-size', '0'], '--batch-size'),
-    (['--limit', '-1'], '--limit'), (['--device', 'cuda:0'], '--device'),
-    (['--n-class', '-3'], '--n-class'),
-], ids=['batchsize', 'batch-size', 'limit', 'device', 'n-class'])
+    (['BATCH', '0'], 'BATCH'), (['--limit', '-1'], '--limit'),
+    (['--device', 'cuda:0'], '--device'), (['--device', 'gpu'], '--device'),
+], ids=['batch_0', 'limit_negative', 'device_without_cupy', 'device_misspelt'])
 @pytest.mark.parametrize('name', list(EVAL_SCRIPTS))
 def test_eval_argument_mistake_is_one_line(name, argv, named, monkeypatch, capsys, no_cupy):
-    if named not in (SCRIPTS / f'{name}.py').read_text():
-        pytest.skip(f'{name} has no {named}')
-    status, line = _run(name, EVAL_SCRIPTS[name] + argv, monkeypatch, capsys)
-    assert status == 2 and f'argument {named}' in line
+    required, batch_option = EVAL_SCRIPTS[name]
+    argv = [batch_option if a == 'BATCH' else a for a in argv]
+    status, line = _run(name, required + argv, monkeypatch, capsys)
+    assert status == 2 and f'argument {argv[0]}' in line
+
+
+def test_eval_negative_class_count_is_one_line(monkeypatch, capsys):
+    required, _ = EVAL_SCRIPTS['eval_semantic_segmentation']
+    status, line = _run('eval_semantic_segmentation', required + ['--n-class', '-3'],
+                        monkeypatch, capsys)
+    assert status == 2 and 'argument --n-class' in line and "'-3'" in line
 
 
 def test_eval_unknown_model_is_one_line(monkeypatch, capsys):
