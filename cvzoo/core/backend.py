@@ -190,10 +190,11 @@ def require_device(spec: DeviceSpec) -> Device:
     except RuntimeError as exc:
         raise errors.UsageError(f'device {device.name}: {exc}') from None
     n_gpu = num_gpus()
+    if n_gpu == 0:
+        raise errors.UsageError(f'device {device.name}: CuPy sees no CUDA GPU on this machine')
     if device.id >= n_gpu:
         raise errors.UsageError(f'device {device.name}: this machine has {n_gpu} visible CUDA '
-                                f'GPU(s) (cuda:0 to cuda:{n_gpu - 1})' if n_gpu else
-                                f'device {device.name}: CuPy sees no CUDA GPU here')
+                                f'GPU(s), cuda:0 to cuda:{n_gpu - 1}')
     return device
 
 

@@ -145,6 +145,20 @@ def test_trained_file_of_another_model_given_to_a_train_script(tmp_path, monkeyp
     assert not (tmp_path / 'out' / 'model_final.npz').exists()
 
 
+@pytest.mark.parametrize('name', ['classifier', 'ssd'])
+def test_resume_from_a_truncated_snapshot_is_one_line(name, tmp_path, monkeypatch, capsys):
+    """The snapshot reader names the file (a CorruptFileError); the script ends in one line."""
+    out = tmp_path / 'out'
+    out.mkdir()
+    snapshot = out / 'snapshot_iter_1'
+    snapshot.write_bytes(b'PK\x03\x04' + b'\0' * 40)
+    resume = ['--resume', snapshot] if name == 'classifier' else ['--resume']
+    argv = train_runs.train_args(name, tmp_path, out, 2) + resume
+    status, line = _run(f'train_{name}', argv, monkeypatch, capsys)
+    assert status == 2 and str(snapshot) in line
+    assert not (out / train_runs.FINAL[name]).exists()
+
+
 def test_convert_weights_of_a_pickle_that_runs_code_is_one_line(tmp_path, monkeypatch, capsys):
     canary = tmp_path / 'ran'
     src = tmp_path / 'evil.pth'
