@@ -53,19 +53,20 @@ def finite_float(low=None, high=None, *, low_open=False, high_open=False):
         above = high is not None and (value >= high if high_open else value > high)
         if not math.isfinite(value) or below or above:
             raise argparse.ArgumentTypeError(
-                f'expected a finite number {_range_text(low, high, low_open, high_open)}, '
+                f'expected a finite number{_range_text(low, high, low_open, high_open)}, '
                 f'got {text!r}')
         return value
     return parse
 
 
 def _range_text(low, high, low_open, high_open):
+    """' in [0, 1]', ' > 0', ' <= 1' or '' (no bound)."""
     if low is not None and high is not None:
-        return f"in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        return f" in {'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
     if low is not None:
-        return f"{'>' if low_open else '>='} {low:g}"
+        return f" {'>' if low_open else '>='} {low:g}"
     if high is not None:
-        return f"{'<' if high_open else '<='} {high:g}"
+        return f" {'<' if high_open else '<='} {high:g}"
     return ''
 
 
@@ -104,9 +105,10 @@ def output_path(text):
     if not text:
         raise argparse.ArgumentTypeError('expected a path, got an empty string')
     parent = os.path.dirname(os.path.normpath(text)) or os.curdir
+    if os.path.exists(parent) and not os.path.isdir(parent):
+        raise argparse.ArgumentTypeError(f'{parent!r} in {text!r} is a file, not a folder')
     if not os.path.isdir(parent):
-        what = 'a file, not a folder' if os.path.exists(parent) else 'missing'
-        raise argparse.ArgumentTypeError(f'the folder {parent!r} of {text!r} is {what}; '
+        raise argparse.ArgumentTypeError(f'the folder {parent!r} of {text!r} does not exist; '
                                          'create it first')
     return text
 
