@@ -9,7 +9,8 @@ environment variable, a file, a folder) reaches the user as ONE line,
 - a :class:`cvzoo.errors.CvzooError` raised while the program runs, through
   :func:`run` (scripts) or :func:`call` (the ``cvzoo`` command's subcommands).
 
-Any other exception is a bug of cvzoo and propagates with its traceback. A train script
+Any other exception is a bug of cvzoo and propagates with its traceback (so does a
+``DeviceMismatchError``: the program made both arrays). A train script
 also names the run's own failure (a non-finite loss) in one line, with status 1.
 
 A script ends with::
@@ -41,9 +42,17 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def one_line(message):
-    """``message`` on one line: its lines joined by '; ' (a WeightLoadError lists keys)."""
-    lines = [line.strip() for line in str(message).splitlines()]
-    return '; '.join(line for line in lines if line)
+    r"""``message`` on one line: its lines joined by '; ', or by ' ' after a colon.
+
+    >>> one_line('w.npz does not fit:\n  missing: a/W\n  unexpected: b')
+    'w.npz does not fit: missing: a/W; unexpected: b'
+    """
+    text = ''
+    for line in str(message).splitlines():
+        line = line.strip()
+        if line:
+            text += line if not text else ('' if text.endswith(':') else ';') + ' ' + line
+    return text
 
 
 def call(prog, function, *args, failures=None):
@@ -65,6 +74,8 @@ def call(prog, function, *args, failures=None):
     failures = failures or {}
     try:
         status = function(*args)
+    except errors.DeviceMismatchError:
+        raise  # the program made both arrays: a bug, not the user's mistake
     except errors.CvzooError as exc:
         _print_error(prog, exc)
         return USAGE_STATUS

@@ -240,12 +240,16 @@ def test_a_cvzoo_error_is_one_line_and_a_bug_keeps_its_traceback(capsys):
     def bug(argv):
         raise KeyError('a bug')
 
+    def arrays_on_two_devices(argv):  # the program made both: a bug, though a CvzooError
+        raise errors.DeviceMismatchError('x is on cuda:0, y on cpu')
+
     assert entry.call('prog.py', mistake, None) == 2
-    assert capsys.readouterr().err == ('prog.py: error: w.npz does not fit:; missing: a/W; '
+    assert capsys.readouterr().err == ('prog.py: error: w.npz does not fit: missing: a/W; '
                                        'unexpected: b\n')
-    with pytest.raises(KeyError, match='a bug'):
-        entry.call('prog.py', bug, None)
-    assert capsys.readouterr().err == ''
+    for function, error in ((bug, KeyError), (arrays_on_two_devices, errors.DeviceMismatchError)):
+        with pytest.raises(error):
+            entry.call('prog.py', function, None)
+        assert capsys.readouterr().err == ''
 
 
 def test_status_of_main_is_the_exit_status():
