@@ -40,13 +40,13 @@ def main(argv=None):
     train = _load(parser, '--dataset', args.dataset, args.images, None)
     val = None if args.val is None else _load(parser, '--val', args.val, args.images,
                                               train.label_names)
+    with_instances = images_with_instances(train.dataset)
+    train_options.check_batchsize(args.batchsize, len(with_instances), args.dataset)
     sizes = {'min_size': args.min_size, 'max_size': args.max_size}
     pretrained = None if args.pretrained_model == 'none' else args.pretrained_model
     model = zoo.get_model(args.model, pretrained_model=pretrained,
                           n_fg_class=len(train.label_names), **sizes)
-    examples = TransformDataset(images_with_instances(train.dataset),
-                                MaskRCNNTransform(model, args.seed))
-    train_options.check_batchsize(args.batchsize, len(examples), args.dataset)
+    examples = TransformDataset(with_instances, MaskRCNNTransform(model, args.seed))
     trainer = train_mask_rcnn(
         model, examples, train.label_names, out=args.out, iteration=args.iteration,
         batchsize=args.batchsize, lr=args.lr, freeze_backbone=pretrained is not None,

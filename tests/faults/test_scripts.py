@@ -120,6 +120,21 @@ def test_batch_larger_than_the_training_set_is_refused_at_once(name, tmp_path, m
     assert not model_built and not out.exists()
 
 
+def test_batch_larger_than_the_images_with_instances_is_refused_at_once(tmp_path, monkeypatch,
+                                                                       capsys):
+    """train_mask_rcnn.py trains on the images that hold an instance (3 of 5 here)."""
+    from tests.helpers import coco_shapes
+
+    train = coco_shapes.write_coco_shapes(tmp_path, 'train', 3, size=48, n_unannotated=2)
+    model_built = []
+    monkeypatch.setattr('cvzoo.models.zoo.get_model', lambda *a, **k: model_built.append(1))
+    status, line = _run('train_mask_rcnn', ['--dataset', train, '--batchsize', '4',
+                                            '--out', tmp_path / 'out'], monkeypatch, capsys)
+    assert status == 2
+    assert f'--batchsize 4: larger than the 3 training examples of --dataset {train}' in line
+    assert not model_built and not (tmp_path / 'out').exists()
+
+
 @pytest.mark.parametrize('name', ['train_ssd', 'train_yolo', 'train_classifier'])
 def test_missing_dataset_folder_is_one_line(name, tmp_path, monkeypatch, capsys):
     status, line = _run(name, ['--dataset', tmp_path / 'nodata', '--out', tmp_path / 'out'],
