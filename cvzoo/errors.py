@@ -35,3 +35,8 @@ class UsageError(CvzooError, ValueError):
     """A command or function was called with an argument that cannot be right (an
     unknown name, a missing file, options that do not go together); the message names
     the argument."""
+
+
+class MissingFileError(CvzooError, FileNotFoundError):
+    """A file or folder that was named (an argument, a dataset's list, a path inside an
+    annotation) does not exist; the message names it and what was expected there."""

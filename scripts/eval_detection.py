@@ -17,6 +17,7 @@ import time
 # NOTE: run from a checkout without installing: the repository root holds cvzoo/.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from cvzoo.cli import entry, eval_options
 from cvzoo.datasets import registry
 from cvzoo.evaluators import DetectionCOCOEvaluator, DetectionVOCEvaluator
 from cvzoo.models.detection import evaluate
@@ -33,14 +34,10 @@ def build_evaluator(data, model, use_07_metric, batchsize):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--model', required=True, help='a zoo name, e.g. yolo_fastest')
-    parser.add_argument('--pretrained-model', required=True, help='weights key or file')
+    parser = entry.ArgumentParser(description=__doc__.splitlines()[0])
+    eval_options.add_eval_options(parser, example_model='yolo_fastest', batchsize=8)
     parser.add_argument('--dataset', default='voc07-test')
     parser.add_argument('--split', default='test', help='list file of a VOC-layout folder')
-    parser.add_argument('--batchsize', type=int, default=8)
-    parser.add_argument('--device', default='cpu')
-    parser.add_argument('--limit', type=int, default=None, help='only the first N images')
     parser.add_argument('--use-07-metric', action=argparse.BooleanOptionalAction,
                         default=None, help='VOC2007 11-point AP (default: the model\'s)')
     args = parser.parse_args(argv)
@@ -61,4 +58,4 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    main()
+    entry.run(main)

@@ -7,13 +7,13 @@
 The top-1 error the weights' source reports is printed beside the measured one.
 """
 
-import argparse
 import pathlib
 import sys
 
 # NOTE: run from a checkout without installing: the repository root holds cvzoo/.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from cvzoo.cli import entry, eval_options
 from cvzoo.datasets import registry
 from cvzoo.models import zoo
 from cvzoo.models.classification import evaluate
@@ -28,15 +28,12 @@ def _reported(model_name, key):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    parser.add_argument('--model', required=True, help='registry name, e.g. resnet50')
-    parser.add_argument('--pretrained-model', default='imagenet', help='weights key or file')
+    parser = entry.ArgumentParser(description=__doc__.split('\n')[0])
+    eval_options.add_eval_options(parser, example_model='resnet50', batchsize=32,
+                                  pretrained_model='imagenet')
     parser.add_argument('--source', default=None, help='name mapping of a local file')
     parser.add_argument('--dataset', required=True, help='class folders or a file list')
     parser.add_argument('--crop', choices=evaluate.CROPS, default='center')
-    parser.add_argument('--batchsize', type=int, default=32)
-    parser.add_argument('--device', default='cpu')
-    parser.add_argument('--limit', type=int, default=None, help='first N images only')
     args = parser.parse_args(argv)
 
     kwargs = {'source': args.source} if args.source else {}
@@ -54,4 +51,4 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    entry.run(main)

@@ -18,6 +18,7 @@ import time
 # NOTE: run from a checkout without installing: the repository root holds cvzoo/.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from cvzoo.cli import entry, eval_options
 from cvzoo.datasets import registry
 from cvzoo.evaluators import InstanceSegmentationCOCOEvaluator, InstanceSegmentationVOCEvaluator
 from cvzoo.models.detection import evaluate as detection_evaluate
@@ -39,15 +40,12 @@ def build_evaluator(data, model, batchsize, use_07_metric=None):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--model', required=True, help='a zoo name, e.g. mask_rcnn_fpn_resnet50')
-    parser.add_argument('--pretrained-model', required=True, help='weights key or file')
+    parser = entry.ArgumentParser(description=__doc__.splitlines()[0])
+    eval_options.add_eval_options(parser, example_model='mask_rcnn_fpn_resnet50', batchsize=1,
+                                  batchsize_option='--batch-size')
     parser.add_argument('--dataset', default='coco-val2017')
     parser.add_argument('--data-dir', default=None,
                         help="the dataset's root, or the image folder of a json")
-    parser.add_argument('--batch-size', type=int, default=1)
-    parser.add_argument('--device', default='cpu')
-    parser.add_argument('--limit', type=int, default=None, help='only the first N images')
     parser.add_argument('--use-07-metric', action=argparse.BooleanOptionalAction,
                         default=None, help="VOC2007 11-point AP (default: the dataset's)")
     args = parser.parse_args(argv)
@@ -68,4 +66,4 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    main()
+    entry.run(main)

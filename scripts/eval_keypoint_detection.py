@@ -9,7 +9,6 @@ preset. Prints the ten numbers of COCOeval's keypoint summary, and the weights' 
 keypoint AP beside the measured one.
 """
 
-import argparse
 import pathlib
 import sys
 import time
@@ -17,6 +16,7 @@ import time
 # NOTE: run from a checkout without installing: the repository root holds cvzoo/.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from cvzoo.cli import entry, eval_options
 from cvzoo.datasets import registry
 from cvzoo.evaluators import KeypointDetectionCOCOEvaluator
 from cvzoo.models.detection import evaluate as detection_evaluate
@@ -35,16 +35,12 @@ def format_report(report, data, reported=None):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--model', required=True,
-                        help='a zoo name, e.g. keypointrcnn_resnet50_fpn')
-    parser.add_argument('--pretrained-model', required=True, help='weights key or file')
+    parser = entry.ArgumentParser(description=__doc__.splitlines()[0])
+    eval_options.add_eval_options(parser, example_model='keypointrcnn_resnet50_fpn',
+                                  batchsize=1, batchsize_option='--batch-size')
     parser.add_argument('--dataset', default='coco-val2017')
     parser.add_argument('--data-dir', default=None,
                         help="the dataset's root, or the image folder of a json")
-    parser.add_argument('--batch-size', type=int, default=1)
-    parser.add_argument('--device', default='cpu')
-    parser.add_argument('--limit', type=int, default=None, help='only the first N images')
     args = parser.parse_args(argv)
 
     model = detection_evaluate.load_evaluated_model(args.model, args.pretrained_model,
@@ -65,4 +61,4 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    main()
+    entry.run(main)

@@ -9,7 +9,6 @@ images/ and labels/ (see cvzoo.models.segmentation.evaluate). --pretrained-model
 weights key or a local weight file (then --n-class, default: the dataset's classes).
 """
 
-import argparse
 import pathlib
 import sys
 import time
@@ -17,6 +16,7 @@ import time
 # NOTE: run from a checkout without installing: the repository root holds cvzoo/.
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
 
+from cvzoo.cli import argument_types, entry, eval_options
 from cvzoo.datasets import registry
 from cvzoo.evaluators import SemanticSegmentationEvaluator
 from cvzoo.models import zoo
@@ -24,17 +24,13 @@ from cvzoo.models.segmentation import evaluate
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--model', required=True, help='a zoo name, e.g. espnet')
-    parser.add_argument('--pretrained-model', required=True, help='weights key or file')
+    parser = entry.ArgumentParser(description=__doc__.splitlines()[0])
+    eval_options.add_eval_options(parser, example_model='espnet', batchsize=2)
     parser.add_argument('--dataset', default='camvid-test')
     parser.add_argument('--data-dir', default=None, help="the split's root folder")
-    parser.add_argument('--n-class', type=int, default=None)
+    parser.add_argument('--n-class', type=argument_types.positive_int, default=None)
     parser.add_argument('--ignore-label', type=int, default=None,
                         help='label value read as ignored in a folder dataset, e.g. 255')
-    parser.add_argument('--batchsize', type=int, default=2)
-    parser.add_argument('--device', default='cpu')
-    parser.add_argument('--limit', type=int, default=None, help='only the first N images')
     args = parser.parse_args(argv)
 
     data = registry.load_semantic_segmentation_dataset(args.dataset, args.data_dir,
@@ -57,4 +53,4 @@ def main(argv=None):
 
 
 if __name__ == '__main__':
-    main()
+    entry.run(main)

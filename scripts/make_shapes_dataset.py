@@ -10,13 +10,19 @@ like a folder of one's own photos.
     python scripts/make_shapes_dataset.py --out myshapes --n-train 200 --n-test 50 --size 256
 """
 
-import argparse
 import pathlib
+import sys
 
 import numpy
 from PIL import Image, ImageDraw
 
+# NOTE: run from a checkout without installing: the repository root holds cvzoo/.
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1]))
+
+from cvzoo.cli import argument_types, entry
+
 LABEL_NAMES = ('circle', 'square', 'triangle')
+MIN_SIZE = 16  # a shape is 20% to 50% of the side: smaller images give empty boxes
 _XML = ('<annotation><filename>{id}.jpg</filename><size><width>{W}</width><height>{H}</height>'
         '<depth>3</depth></size>{objects}</annotation>\n')
 _OBJECT = ('<object><name>{name}</name><difficult>0</difficult><bndbox><xmin>{0}</xmin>'
@@ -72,15 +78,17 @@ def write_dataset(out, n_train, n_test, size=64, seed=0):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--out', required=True)
-    parser.add_argument('--n-train', type=int, default=2000)
-    parser.add_argument('--n-test', type=int, default=200)
-    parser.add_argument('--size', type=int, default=64, help='image side in pixels')
+    parser = entry.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--out', required=True, type=argument_types.output_folder,
+                        help='the folder to write (its parent folder must exist)')
+    parser.add_argument('--n-train', type=argument_types.positive_int, default=2000)
+    parser.add_argument('--n-test', type=argument_types.non_negative_int, default=200)
+    parser.add_argument('--size', type=argument_types.int_at_least(MIN_SIZE), default=64,
+                        help=f'image side in pixels (at least {MIN_SIZE})')
     parser.add_argument('--seed', type=int, default=0)
     args = parser.parse_args(argv)
     write_dataset(args.out, args.n_train, args.n_test, args.size, args.seed)
 
 
 if __name__ == '__main__':
-    main()
+    entry.run(main)

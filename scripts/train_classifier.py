@@ -8,13 +8,12 @@ reached by a linear warmup (Goyal et al. 2017, "Accurate, Large Minibatch SGD: T
 ImageNet in 1 Hour"); every run then follows a cosine decay.
 """
 
-import argparse
 import functools
-import sys
 
 import numpy
 
 import cvzoo.core.functions as F
+from cvzoo.cli import argument_types, entry, train_options
 from cvzoo.core import optimizers
 from cvzoo.core.serializers import npz
 from cvzoo.core.training import reporter, trainer
@@ -38,23 +37,24 @@ from cvzoo.models import zoo
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('--dataset', default='digits', help="'digits' or a folder of class folders")
+    parser = entry.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--dataset', default='digits',
+                        help="'digits' or a folder of class folders")
     parser.add_argument('--val-dataset', help='folder for validation (default: a 20%% split)')
     parser.add_argument('--model', default='small_cnn', help='a registered classifier')
     parser.add_argument('--pretrained-model', help='zoo key or file; the head is re-made')
-    parser.add_argument('--insize', type=int, help='input side of small_cnn (digits: 8)')
-    parser.add_argument('--device', default='cpu', help="'cpu' or 'cuda:N'")
-    parser.add_argument('--communicator', default='none', choices=('none', 'mpi', 'nccl'))
-    parser.add_argument('--batchsize', type=int, default=64, help='per process')
-    parser.add_argument('--epoch', type=int, default=10)
-    parser.add_argument('--iteration', type=int, help='train this many iterations instead')
-    parser.add_argument('--lr', type=float, default=0.05, help='for one process')
-    parser.add_argument('--warmup-iteration', type=int, default=100)
-    parser.add_argument('--loaderjob', type=int, default=0, help='worker processes (0: none)')
-    parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--out', default='result')
-    parser.add_argument('--resume', help='a snapshot to continue from')
+    parser.add_argument('--insize', type=argument_types.positive_int,
+                        help='input side of small_cnn (digits: 8)')
+    parser.add_argument('--epoch', type=argument_types.positive_int, default=10,
+                        help='used without --iteration')
+    parser.add_argument('--warmup-iteration', type=argument_types.non_negative_int,
+                        default=100)
+    parser.add_argument('--loaderjob', type=argument_types.non_negative_int, default=0,
+                        help='worker processes (0: none)')
+    parser.add_argument('--resume', type=argument_types.existing_file,
+                        help='a snapshot to continue from')
+    train_options.add_train_options(parser, batchsize=64, iteration=None, lr=0.05,
+                                    lr_help='for one process', resume_flag=False)
     return parser.parse_args(argv)
 
 
@@ -97,12 +97,13 @@ def make_communicator(args):
 
 
 def main(argv=None):
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    args = parse_args(argv)
     comm = make_communicator(args)
     size, rank = (comm.size, comm.rank) if comm else (1, 0)
     numpy.random.seed(args.seed + rank)
     train, val, label_names = registry.load_classification_training_splits(
         args.dataset, args.val_dataset, args.seed)
+    train_options.check_batchsize(args.batchsize, len(train), args.dataset)
     model = build_model(args, len(label_names))
     train = TransformDataset(train, functools.partial(_prepared, model))
     if comm is not None:
@@ -165,7 +166,4 @@ def add_reporting(run, args, model, val, label_names, comm, n_iteration):
 
 
 if __name__ == '__main__':
-    try:
-        main()
-    except fail_on_non_number.NonFiniteError as exc:
-        sys.exit(f'train_classifier.py: error: {exc}; model.npz was not written')
+    train_options.run(main, 'model.npz')

@@ -11,13 +11,12 @@ Writes ``log``, ``loss.png``, snapshots and ``model_final.npz`` to --out and pri
 VOC07 mAP (11-point metric) of the test split.
 """
 
-import argparse
 import fractions
 import json
-import sys
 
 import numpy
 
+from cvzoo.cli import argument_types, entry, train_options
 from cvzoo.core.optimizers import MomentumSGD, WeightDecay
 from cvzoo.core.training.extensions import fail_on_non_number
 from cvzoo.datasets.registry import load_detection_training_splits
@@ -60,24 +59,15 @@ def main(argv=None):
 
 
 def _parser():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = entry.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--dataset', default='voc07', help="'voc07' or a VOC folder")
     parser.add_argument('--model', choices=MODELS, default='faster_rcnn_vgg16')
     parser.add_argument('--pretrained-model', default=None, help="'imagenet' or a file")
-    parser.add_argument('--min-size', type=int, default=600)
-    parser.add_argument('--max-size', type=int, default=1000)
-    parser.add_argument('--iteration', type=int, default=70000)
-    parser.add_argument('--lr', type=float, default=1e-3)
-    parser.add_argument('--out', default='result')
-    parser.add_argument('--device', default='cpu')
-    parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--resume', action='store_true',
-                        help='continue from the latest snapshot in --out')
+    parser.add_argument('--min-size', type=argument_types.positive_int, default=600)
+    parser.add_argument('--max-size', type=argument_types.positive_int, default=1000)
+    train_options.add_train_options(parser, iteration=70000, lr=1e-3, communicator=False)
     return parser
 
 
 if __name__ == '__main__':
-    try:
-        main()
-    except fail_on_non_number.NonFiniteError as exc:
-        sys.exit(f'train_faster_rcnn.py: error: {exc}; model_final.npz was not written')
+    train_options.run(main)

@@ -15,12 +15,11 @@ of the run. Writes ``log``, ``loss.png``, snapshots and
 mAP at IoU 0.5 (VOC metric, area under the curve) of the validation json.
 """
 
-import argparse
 import json
-import sys
 
 import numpy
 
+from cvzoo.cli import argument_types, entry, train_options
 from cvzoo.core.training.extensions import fail_on_non_number
 from cvzoo.datasets.coco.coco_images_with_instances import images_with_instances
 from cvzoo.datasets.registry import load_instance_segmentation_dataset
@@ -37,20 +36,17 @@ def main(argv=None):
     """Train, evaluate on --val when given; return the mask mAP@0.5 (None without --val)."""
     parser = _parser()
     args = parser.parse_args(argv)
-    for name in ('iteration', 'batchsize', 'min_size', 'max_size'):
-        if getattr(args, name) < 1:
-            parser.error(f'--{name.replace("_", "-")}: expected an integer >= 1, got '
-                         f'{getattr(args, name)}')
     numpy.random.seed(args.seed)  # model initialisation draws from it
     train = _load(parser, '--dataset', args.dataset, args.images, None)
     val = None if args.val is None else _load(parser, '--val', args.val, args.images,
                                               train.label_names)
+    with_instances = images_with_instances(train.dataset)
+    train_options.check_batchsize(args.batchsize, len(with_instances), args.dataset)
     sizes = {'min_size': args.min_size, 'max_size': args.max_size}
     pretrained = None if args.pretrained_model == 'none' else args.pretrained_model
     model = zoo.get_model(args.model, pretrained_model=pretrained,
                           n_fg_class=len(train.label_names), **sizes)
-    examples = TransformDataset(images_with_instances(train.dataset),
-                                MaskRCNNTransform(model, args.seed))
+    examples = TransformDataset(with_instances, MaskRCNNTransform(model, args.seed))
     trainer = train_mask_rcnn(
         model, examples, train.label_names, out=args.out, iteration=args.iteration,
         batchsize=args.batchsize, lr=args.lr, freeze_backbone=pretrained is not None,
@@ -76,7 +72,7 @@ def _load(parser, option, path, images, label_names):
 
 
 def _parser():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = entry.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--dataset', required=True, help='a COCO-format json (or folder)')
     parser.add_argument('--images', default=None, help='the folder of the json images')
     parser.add_argument('--val', default=None, help='a COCO-format json to evaluate on')
@@ -85,23 +81,12 @@ def _parser():
                         help="'imagenet' (the backbone), 'coco' or a file; 'none': random "
                              '(its batch norms then train: use --batchsize 4 or more, see '
                              'docs/train_instance_segmentation.md)')
-    parser.add_argument('--min-size', type=int, default=800)
-    parser.add_argument('--max-size', type=int, default=1333)
-    parser.add_argument('--iteration', type=int, default=20000)
-    parser.add_argument('--lr', type=float, default=None,
-                        help='default 0.02 * batchsize / 16 (ChainerCV)')
-    parser.add_argument('--batchsize', type=int, default=2)
-    parser.add_argument('--out', default='result')
-    parser.add_argument('--device', default='cpu')
-    parser.add_argument('--communicator', choices=('none', 'mpi', 'nccl'), default='none')
-    parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--resume', action='store_true',
-                        help='continue from the latest snapshot in --out')
+    parser.add_argument('--min-size', type=argument_types.positive_int, default=800)
+    parser.add_argument('--max-size', type=argument_types.positive_int, default=1333)
+    train_options.add_train_options(parser, batchsize=2, iteration=20000, lr=None,
+                                    lr_help='default 0.02 * batchsize / 16 (ChainerCV)')
     return parser
 
 
 if __name__ == '__main__':
-    try:
-        main()
-    except fail_on_non_number.NonFiniteError as exc:
-        sys.exit(f'train_mask_rcnn.py: error: {exc}; model_final.npz was not written')
+    train_options.run(main)

@@ -9,13 +9,12 @@ prints the VOC mAP (11-point metric) of the test split at the end. ``--resume`` 
 from the latest snapshot in --out.
 """
 
-import argparse
 import fractions
 import json
-import sys
 
 import numpy
 
+from cvzoo.cli import argument_types, entry, train_options
 from cvzoo.core.optimizers import Adam, MomentumSGD, WeightDecay
 from cvzoo.core.training.extensions import fail_on_non_number
 from cvzoo.datasets.registry import load_detection_training_splits
@@ -42,6 +41,7 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     numpy.random.seed(args.seed)  # model initialisation and augmentation draw from it
     train, test, label_names = load_detection_training_splits(args.dataset)
+    train_options.check_batchsize(args.batchsize, len(train), args.dataset)
     # NOTE: model_final.npz also holds the class count, names and input size, so that
     # `cvzoo predict IMG --model ssd_tiny --pretrained-model result/model_final.npz` works.
     extra = {'insize': args.insize} if args.model == 'ssd_tiny' else {}
@@ -68,27 +68,18 @@ def main(argv=None):
 
 
 def _parser():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = entry.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--dataset', default='voc07+12', help="'voc07+12' or a VOC folder")
     parser.add_argument('--model', choices=MODELS, default='ssd300')
     parser.add_argument('--pretrained-model', default=None, help="'imagenet' or a file")
-    parser.add_argument('--insize', type=int, default=96, help='input side (ssd_tiny)')
-    parser.add_argument('--batchsize', type=int, default=32)
-    parser.add_argument('--iteration', type=int, default=120000)
+    parser.add_argument('--insize', type=argument_types.positive_int, default=96,
+                        help='input side (ssd_tiny)')
     parser.add_argument('--optimizer', choices=('sgd', 'adam'), default='sgd')
-    parser.add_argument('--lr', type=float, default=1e-3)
-    parser.add_argument('--max-expand-ratio', type=float, default=4)
-    parser.add_argument('--out', default='result')
-    parser.add_argument('--device', default='cpu')
-    parser.add_argument('--communicator', default='none', choices=('none', 'mpi', 'nccl'))
-    parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--resume', action='store_true',
-                        help='continue from the latest snapshot in --out')
+    parser.add_argument('--max-expand-ratio', type=argument_types.finite_float(1), default=4,
+                        help='largest zoom-out of the augmentation (1: none)')
+    train_options.add_train_options(parser, batchsize=32, iteration=120000, lr=1e-3)
     return parser
 
 
 if __name__ == '__main__':
-    try:
-        main()
-    except fail_on_non_number.NonFiniteError as exc:
-        sys.exit(f'train_ssd.py: error: {exc}; model_final.npz was not written')
+    train_options.run(main)

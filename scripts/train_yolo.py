@@ -15,13 +15,12 @@ mAP of the test split (the model's own metric: 11-point for YOLOv2 and YOLOv3). 
 loss of each head kind is YOLOTrainChain's (cvzoo/models/detection/darknet/).
 """
 
-import argparse
 import fractions
 import json
-import sys
 
 import numpy
 
+from cvzoo.cli import argument_types, entry, train_options
 from cvzoo.core.optimizers import MomentumSGD, WeightDecay
 from cvzoo.core.training.extensions import fail_on_non_number
 from cvzoo.datasets.registry import load_detection_training_splits
@@ -61,6 +60,7 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     numpy.random.seed(args.seed)  # model initialisation and augmentation draw from it
     train, test, label_names = load_detection_training_splits(args.dataset)
+    train_options.check_batchsize(args.batchsize, len(train), args.dataset)
     model = _model(args, len(label_names))
     optimizer = MomentumSGD(lr=args.lr, momentum=0.9).setup(train_chain.YOLOTrainChain(model))
     optimizer.add_hook(WeightDecay(5e-4))
@@ -84,29 +84,22 @@ def main(argv=None):
 
 
 def _parser():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = entry.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--dataset', default='voc07+12', help="'voc07+12' or a VOC folder")
     parser.add_argument('--model', default='yolov3',
                         help='a zoo YOLO detector: yolov2, yolov2_tiny, yolov3, yolo_fastest, ...')
-    parser.add_argument('--cfg', default=None, help='a Darknet .cfg instead of --model')
+    parser.add_argument('--cfg', type=argument_types.existing_file, default=None,
+                        help='a Darknet .cfg instead of --model')
     parser.add_argument('--pretrained-model', default=None, help='a weights key or a file')
-    parser.add_argument('--insize', type=int, default=None, help='square input side')
-    parser.add_argument('--batchsize', type=int, default=16)
-    parser.add_argument('--iteration', type=int, default=None)
-    parser.add_argument('--epoch', type=int, default=100, help='used without --iteration')
-    parser.add_argument('--lr', type=float, default=1e-3)
-    parser.add_argument('--jitter', type=float, default=0.2)
-    parser.add_argument('--out', default='result')
-    parser.add_argument('--device', default='cpu')
-    parser.add_argument('--communicator', default='none', choices=('none', 'mpi', 'nccl'))
-    parser.add_argument('--seed', type=int, default=0)
-    parser.add_argument('--resume', action='store_true',
-                        help='continue from the latest snapshot in --out')
+    parser.add_argument('--insize', type=argument_types.positive_int, default=None,
+                        help='square input side')
+    parser.add_argument('--epoch', type=argument_types.positive_int, default=100,
+                        help='used without --iteration')
+    parser.add_argument('--jitter', type=argument_types.finite_float(0, 1, high_open=True),
+                        default=0.2, help='largest move of a crop side, as a fraction')
+    train_options.add_train_options(parser, batchsize=16, iteration=None, lr=1e-3)
     return parser
 
 
 if __name__ == '__main__':
-    try:
-        main()
-    except fail_on_non_number.NonFiniteError as exc:
-        sys.exit(f'train_yolo.py: error: {exc}; model_final.npz was not written')
+    train_options.run(main)

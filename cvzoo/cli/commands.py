@@ -10,25 +10,17 @@ from cvzoo.models import embedded, network_runtime, zoo
 
 
 def _model_class(name):
-    """The class registered under ``name``; an unknown name is a UsageError."""
-    if name not in zoo_api.list_models():
-        # NOTE: the zoo's own message (with close names); converted only when the name is
-        # known to be absent, so that no other ValueError is taken for a user mistake.
-        try:
-            zoo_api.get_model_class(name)
-        except ValueError as exc:
-            raise errors.UsageError(str(exc)) from None
+    """The class registered under ``name``; an unknown name is a UsageError naming close
+    names."""
     return zoo_api.get_model_class(name)
 
 
 def _check_weights_key(model_class, key):
-    """Refuse a key that is neither a weights key of ``model_class`` nor a file."""
+    """Refuse a key that is neither a weights key of ``model_class`` nor a file (a
+    UsageError listing the keys)."""
     if os.path.isfile(key) or key in (getattr(model_class, 'weights', None) or {}):
         return
-    try:
-        zoo_api.resolve_weights(model_class, key)
-    except ValueError as exc:
-        raise errors.UsageError(str(exc)) from None
+    zoo_api.resolve_weights(model_class, key)
 
 
 def models_command(args):
@@ -128,11 +120,11 @@ def _check_predict_arguments(args):
             raise errors.UsageError(f'IMAGE: {path!r} is a folder; give image files')
         if not os.path.isfile(path):
             raise errors.UsageError(f'IMAGE: no such file {path!r}')
-    if args.out is not None and len(args.images) > 1 and os.path.exists(args.out) \
-            and not os.path.isdir(args.out):
+    if args.out is not None and _out_is_folder(args.out, len(args.images)) \
+            and os.path.isfile(os.path.normpath(args.out)):
         raise errors.UsageError(f'--out: {args.out} is an existing file; with '
-                                f'{len(args.images)} images --out names a folder to write '
-                                'one picture per image into')
+                                f'{len(args.images)} images, or a name ending in /, --out '
+                                'names a folder to write one picture per image into')
     model_class = _model_class(args.model)
     _check_weights_key(model_class, args.pretrained_model)
     if args.runtime not in network_runtime.runtimes_of(model_class):
@@ -141,10 +133,18 @@ def _check_predict_arguments(args):
             f'{network_runtime.runtimes_of(model_class)} (docs/onnxruntime.md)')
 
 
+def _out_is_folder(out, n_images):
+    """Whether --out names a folder: with several images, a name ending in a slash, or an
+    existing folder (else it is the picture's file)."""
+    return n_images > 1 or out.endswith(('/', os.sep)) or os.path.isdir(out)
+
+
 def _out_path(out, image_path, n_images):
+    """The picture of ``image_path``: --out itself, or ``<stem>_result.png`` in the
+    folder --out (created; its parent was checked by the argument's type)."""
     if out is None:
         return None
-    if n_images == 1 and not os.path.isdir(out):
+    if not _out_is_folder(out, n_images):
         return out
     os.makedirs(out, exist_ok=True)
     stem = os.path.splitext(os.path.basename(image_path))[0]

@@ -17,7 +17,7 @@ import sys
 
 from cvzoo import errors
 from cvzoo import models as zoo_api
-from cvzoo.cli import commands
+from cvzoo.cli import argument_types, commands
 from cvzoo.models import registry, weight_files, zoo
 from cvzoo.utils import paths
 
@@ -41,8 +41,9 @@ def add_parser(subparsers):
                         'cvzoo[safetensors])')
     parser.add_argument('--all', action='store_true',
                         help='every file of every weight key (with --to), for a mirror folder')
-    parser.add_argument('--to', metavar='DIR',
-                        help='with --all: the folder to fill, with a manifest.json; then '
+    parser.add_argument('--to', metavar='DIR', type=argument_types.output_folder,
+                        help='with --all: the folder to fill (its parent must exist), with a '
+                        'manifest.json; then '
                         'CVZOO_WEIGHTS_MIRROR=DIR serves it on a machine with no network')
     parser.add_argument('--model', dest='only_model', metavar='MODEL',
                         help='with --all: only this model\'s weight keys')

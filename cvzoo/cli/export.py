@@ -11,7 +11,8 @@ import numpy
 
 from cvzoo import errors
 from cvzoo import models as zoo_api
-from cvzoo.cli import commands
+from cvzoo.cli import argument_types, commands
+from cvzoo.export import onnx_export
 
 FORMATS = ('onnx',)
 DEFAULT_SIZE = (480, 640)
@@ -25,11 +26,14 @@ def add_parser(subparsers):
     parser.add_argument('--pretrained-model', required=True,
                         help='a weight key of the model (see `cvzoo models`) or a file path')
     parser.add_argument('--format', choices=FORMATS, default='onnx', help='file format')
-    parser.add_argument('--out', required=True, help='the file to write, e.g. model.onnx')
-    parser.add_argument('--size', type=int, nargs=2, metavar=('H', 'W'),
-                        default=DEFAULT_SIZE, help='the image size the input is prepared '
-                        f'from (default {DEFAULT_SIZE[0]} {DEFAULT_SIZE[1]})')
-    parser.add_argument('--opset', type=int, default=17, help='ONNX opset (default 17)')
+    parser.add_argument('--out', required=True, type=argument_types.output_file,
+                        help='the file to write, e.g. model.onnx (its folder must exist)')
+    parser.add_argument('--size', type=argument_types.positive_int, nargs=2,
+                        metavar=('H', 'W'), default=DEFAULT_SIZE, help='the image size the '
+                        f'input is prepared from (default {DEFAULT_SIZE[0]} {DEFAULT_SIZE[1]})')
+    parser.add_argument('--opset', type=int, default=17,
+                        help=f'ONNX opset, {onnx_export.MIN_OPSET} to the newest the '
+                        'installed onnx package knows (default 17)')
     return parser
 
 
@@ -43,16 +47,13 @@ def export_command(args):
     """Build the model with its weights and write its network; print the file's name."""
     model_class = commands._model_class(args.model)
     commands._check_weights_key(model_class, args.pretrained_model)
-    if min(args.size) < 1:
-        raise errors.UsageError(f'--size: expected two sizes >= 1, got {args.size}')
     try:
         import onnx  # noqa: F401, PLC0415 - optional dependency, checked before loading
     except ImportError:
         raise errors.UsageError("exporting needs the onnx package: pip install 'cvzoo[onnx]'") \
             from None
-    from cvzoo.export import to_onnx  # noqa: PLC0415
-
+    onnx_export.check_opset(args.opset, '--opset')
     model = zoo_api.get_model(args.model, pretrained_model=args.pretrained_model)
-    to_onnx(model, example_input(model, args.size), args.out, opset=args.opset)
+    onnx_export.to_onnx(model, example_input(model, args.size), args.out, opset=args.opset)
     print(args.out)
     return 0

@@ -10,35 +10,11 @@
     cvzoo export MODEL --pretrained-model KEY --format onnx --out FILE [--size H W]
 """
 
-import argparse
-import sys
-
-from cvzoo import errors
-
-
-def _positive_int(text):
-    """argparse type: an int >= 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f'expected a whole number >= 1, got {text!r}') from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f'expected a whole number >= 1, got {value}')
-    return value
-
-
-def _device(text):
-    """argparse type: a device name, 'cpu' or 'cuda:N' (checked, not opened)."""
-    from cvzoo.core import backend
-
-    try:
-        return backend.get_device(text).name
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+from cvzoo.cli import argument_types, entry
 
 
 def _parser():
-    parser = argparse.ArgumentParser(prog='cvzoo', description=__doc__.splitlines()[0])
+    parser = entry.ArgumentParser(prog='cvzoo', description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest='command', required=True)
 
     models = sub.add_parser('models', help='print the zoo: every model, weight key and score')
@@ -57,12 +33,16 @@ def _parser():
     predict.add_argument('--pretrained-model', default=None,
                          help='a weight key of the model (see `cvzoo models`) or a file path; '
                          'required with --model')
-    predict.add_argument('--device', type=_device, default='cpu', help="'cpu' or 'cuda:N'")
-    predict.add_argument('--topk', type=_positive_int, default=5, help='classes to print (classification)')
-    predict.add_argument('--score-thresh', type=float, default=None,
+    predict.add_argument('--device', type=argument_types.device, default='cpu',
+                         help="'cpu' or 'cuda:N'")
+    predict.add_argument('--topk', type=argument_types.positive_int, default=5,
+                         help='classes to print (classification)')
+    predict.add_argument('--score-thresh', type=argument_types.unit_interval, default=None,
                          help='detection score threshold (default: the visualize preset)')
-    predict.add_argument('--out', help='write a picture of the result (PNG); with several '
-                         'images, a folder')
+    predict.add_argument('--out', type=argument_types.output_path,
+                         help='write a picture of the result (PNG); a folder (made if '
+                         'absent) with several images or a name ending in /; its parent '
+                         'folder must exist')
     predict.add_argument('--runtime', choices=('cvzoo', 'onnxruntime'), default='cvzoo',
                          help="what runs the network between pre- and post-processing "
                          "(onnxruntime: pip install 'cvzoo[onnx]'; see docs/onnxruntime.md)")
@@ -76,18 +56,15 @@ def _parser():
 def main(argv=None):
     """Run the command line; return the exit status.
 
-    A user mistake (a cvzoo error class: an unknown model or key, a missing image, a
-    file that does not fit) prints one line and returns 2; argparse refuses malformed
-    arguments itself (exit status 2). Any other exception is a bug and propagates with
-    its traceback.
+    A user mistake prints one line, ``cvzoo COMMAND: error: MESSAGE``, and gives status
+    2: argparse refuses malformed arguments (exiting), and a cvzoo error class raised by
+    the subcommand (an unknown model or key, a missing image, a file that does not fit)
+    is returned as 2 (see :mod:`cvzoo.cli.entry`). Any other exception is a bug and
+    propagates with its traceback.
     """
     args = _parser().parse_args(argv)
     from cvzoo.cli import commands, download, export
 
     handlers = {**commands.COMMANDS, 'download': download.download_command,
                 'export': export.export_command}
-    try:
-        return handlers[args.command](args)
-    except (errors.CvzooError, argparse.ArgumentError) as exc:
-        print(f'cvzoo {args.command}: error: {exc}', file=sys.stderr)
-        return 2
+    return entry.call(f'cvzoo {args.command}', handlers[args.command], args)

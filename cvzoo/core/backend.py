@@ -218,6 +218,32 @@ def get_device(spec: DeviceSpec) -> Device:
     raise TypeError(f'device: expected a str, int or Device, got {type(spec).__name__}')
 
 
+def require_device(spec: DeviceSpec) -> Device:
+    """Turn a device spec into a Device that can be used on this machine.
+
+    For ``'cuda:N'`` CuPy is imported and GPU N must be visible, so that a command line
+    refuses the device before any work, instead of failing at the first array.
+
+    Raises:
+        cvzoo.errors.UsageError: CuPy is not installed, or there is no GPU N; the message
+            names the device.
+    """
+    try:
+        device = get_device(spec)  # 'cuda' asks CuPy which GPU is current
+        if device.kind == 'cpu':
+            return device
+        _import_cupy()
+    except RuntimeError as exc:
+        raise errors.UsageError(f'device {spec}: {exc}') from None
+    n_gpu = num_gpus()
+    if n_gpu == 0:
+        raise errors.UsageError(f'device {device.name}: CuPy sees no CUDA GPU on this machine')
+    if device.id >= n_gpu:
+        raise errors.UsageError(f'device {device.name}: this machine has {n_gpu} visible CUDA '
+                                f'GPU(s), cuda:0 to cuda:{n_gpu - 1}')
+    return device
+
+
 def _raw(x):
     """The array inside a Variable, or x itself."""
     return getattr(x, 'array', x) if not isinstance(x, (numpy.ndarray, numpy.generic)) else x

@@ -62,6 +62,7 @@ import pathlib
 
 import numpy
 
+from cvzoo import errors
 from cvzoo.datasets.ade20k.ade20k_semantic_segmentation_dataset import (
     ADE20KSemanticSegmentationDataset,
 )
@@ -138,8 +139,8 @@ def _on_model_labels(dataset, label_names, root, label_index=2):
         return dataset, tuple(dataset.label_names)
     unknown = [name for name in dataset.label_names if name not in label_names]
     if unknown:
-        raise ValueError(f'dataset: {root} has categories {unknown} that are not among the '
-                         f"model's label_names")
+        raise errors.UsageError(f'dataset: {root} has categories {unknown} that are not among '
+                                f"the model's label_names")
     lookup = [list(label_names).index(name) for name in dataset.label_names]
     return TransformDataset(dataset, _LabelMap(lookup, label_index)), tuple(label_names)
 
@@ -147,9 +148,10 @@ def _on_model_labels(dataset, label_names, root, label_index=2):
 def _coco_folder(root, dataset_class=COCOBboxDataset, annotation='instances'):
     jsons = sorted((root / 'annotations').glob(f'{annotation}_*.json'))
     if len(jsons) != 1:
-        raise ValueError(f'dataset: {root} is neither a VOC-layout folder (ImageSets/Main/) '
-                         f'nor a COCO-layout one with one annotations/{annotation}_<name>.json '
-                         f'(found {[p.name for p in jsons]})')
+        raise errors.UsageError(f'dataset: {root} is neither a VOC-layout folder '
+                                f'(ImageSets/Main/) nor a COCO-layout one with one '
+                                f'annotations/{annotation}_<name>.json '
+                                f'(found {[p.name for p in jsons]})')
     image_dir = root / jsons[0].stem[len(annotation) + 1:]
     dataset = dataset_class.from_json(jsons[0], image_dir if image_dir.is_dir() else root,
                                       use_crowded=True, return_crowded=True,
@@ -160,8 +162,8 @@ def _coco_folder(root, dataset_class=COCOBboxDataset, annotation='instances'):
 def _folder_dataset(root, label_names, split):
     """(dataset, protocol, label names) of a VOC- or COCO-layout folder."""
     if not root.is_dir():
-        raise ValueError(f"dataset: expected 'voc07-test', 'coco-val2017' or a folder, "
-                         f'got {str(root)!r}')
+        raise errors.UsageError(f"dataset: expected 'voc07-test', 'coco-val2017' or a folder, "
+                                f'got {str(root)!r}')
     if (root / 'ImageSets' / 'Main').is_dir():
         dataset, protocol = _voc(root, split, None, label_names)
         return dataset, protocol, tuple(dataset.label_names)
@@ -250,8 +252,8 @@ def _coco_instance_dataset(path, data_dir, dataset_class=COCOInstanceSegmentatio
         return dataset_class.from_json(
             path, image_dir, use_crowded=True, return_crowded=True, return_area=True)
     if not path.is_dir():
-        raise ValueError(f'dataset: expected one of {splits}, a '
-                         f'COCO-format json or a COCO-layout folder, got {str(path)!r}')
+        raise errors.UsageError(f'dataset: expected one of {splits}, a '
+                                f'COCO-format json or a COCO-layout folder, got {str(path)!r}')
     return _coco_folder(path, dataset_class, annotation)[0]
 
 
@@ -354,8 +356,8 @@ def load_semantic_segmentation_dataset(name, data_dir=None, ignore_label=None, l
     else:
         root = pathlib.Path(name)
         if not (root / 'images').is_dir() or not (root / 'labels').is_dir():
-            raise ValueError(f'dataset: expected one of {sorted(SEGMENTATION_SPLITS)} or a '
-                             f'folder with images/ and labels/, got {name!r}')
+            raise errors.UsageError(f'dataset: expected one of {sorted(SEGMENTATION_SPLITS)} '
+                                    f'or a folder with images/ and labels/, got {name!r}')
         dataset = ImageLabelDirectoryDataset(root / 'images', root / 'labels', ignore_label)
     label_names = getattr(dataset, 'label_names', None)
     if limit is not None:
@@ -374,8 +376,8 @@ class _ListDataset:
                 continue
             parts = line.rsplit(maxsplit=1)
             if len(parts) != 2 or not parts[1].lstrip('-').isdigit():
-                raise ValueError(f'dataset: {list_path} line {number}: expected "path label", '
-                                 f'got {line!r}')
+                raise errors.AnnotationError(f'dataset: {list_path} line {number}: expected '
+                                             f'"path label", got {line!r}')
             self.img_paths.append(root / parts[0])
             labels.append(int(parts[1]))
         self.labels = numpy.array(labels, numpy.int32)

@@ -16,12 +16,14 @@ import functools
 
 import numpy
 
+from cvzoo import errors
 from cvzoo.core import backend
 from cvzoo.export import graph_trace, onnx_builder, onnx_layer_ops, onnx_ops, ssd_postprocess
 from cvzoo.export.unsupported_function_error import UnsupportedFunctionError
 
 TRANSLATIONS = {**onnx_ops.TRANSLATIONS, **onnx_layer_ops.TRANSLATIONS}
 BATCH_AXIS_NAME = 'batch'
+MIN_OPSET = 13  # the translations write the forms of opset 13 on (ReduceSum's axes input)
 
 
 def _import_onnx():
@@ -31,6 +33,21 @@ def _import_onnx():
         raise ImportError('cvzoo.export.to_onnx needs the onnx package: '
                           "pip install 'cvzoo[onnx]'") from None
     return onnx
+
+
+def check_opset(opset, name='opset'):
+    """Refuse an opset the translations do not write (before 13) or the installed onnx
+    package does not know (after ``onnx.defs.onnx_opset_version()``).
+
+    Raises:
+        cvzoo.errors.UsageError: naming ``name`` (``'--opset'`` on the command line),
+            the range and the value.
+    """
+    newest = _import_onnx().defs.onnx_opset_version()
+    if isinstance(opset, bool) or not isinstance(opset, int) \
+            or not MIN_OPSET <= opset <= newest:
+        raise errors.UsageError(f'{name}: expected an ONNX opset from {MIN_OPSET} to {newest} '
+                                f'(the newest of the installed onnx package), got {opset!r}')
 
 
 def _model_name(model):
@@ -215,7 +232,7 @@ def to_onnx(model, example_input, path, opset=17, with_postprocess=False):
             (1, 3, 224, 224) float32 prepared as ``model.prepare`` does. The batch axis
             of the written graph is dynamic; the other axes are fixed.
         path (str): the .onnx file to write.
-        opset (int): the ONNX opset (13 or later).
+        opset (int): the ONNX opset, from 13 to the newest the onnx package knows.
         with_postprocess (bool): also write an SSD's decode, NMS and top-k, so that the
             file gives detections (inputs ``input`` and ``sizes``, outputs
             ``image_index``, ``bbox``, ``label``, ``score``; see
@@ -229,6 +246,7 @@ def to_onnx(model, example_input, path, opset=17, with_postprocess=False):
             message names it and the model.
         ImportError: the onnx package is not installed (``pip install 'cvzoo[onnx]'``).
         ValueError: ``with_postprocess`` for a model that is not an SSD.
+        cvzoo.errors.UsageError: an opset outside that range (:func:`check_opset`).
 
     >>> import numpy as np, tempfile, os
     >>> from cvzoo.core import links as L
@@ -236,9 +254,8 @@ def to_onnx(model, example_input, path, opset=17, with_postprocess=False):
     >>> to_onnx(L.Linear(3, 2), np.zeros((1, 3), np.float32), path) == path
     True
     """
-    if opset < 13:
-        raise ValueError(f'opset: expected 13 or later, got {opset}')
     onnx = _import_onnx()
+    check_opset(opset)
     proto = build_model_proto(model, example_input, opset, with_postprocess)
     onnx.save(proto, path)
     return path

@@ -7,8 +7,10 @@ True
 
 import dataclasses
 import difflib
+import inspect
 import re
 
+from cvzoo import errors
 from cvzoo.models import discovery, trained_model, weights_schema
 
 TASKS = ('classification', 'detection', 'semantic_segmentation', 'instance_segmentation',
@@ -69,8 +71,8 @@ def _model_class(name):
     if name not in _REGISTRY:
         close = difflib.get_close_matches(str(name), list(_REGISTRY), n=3)
         hint = f'; did you mean {close}?' if close else ''
-        raise ValueError(f'name: no model {name!r} in the zoo{hint} '
-                         f'(cvzoo.models.list_models() lists {len(_REGISTRY)})')
+        raise errors.UsageError(f'name: no model {name!r} in the zoo{hint} '
+                                f'(cvzoo.models.list_models() lists {len(_REGISTRY)})')
     return _REGISTRY[name]
 
 
@@ -78,7 +80,7 @@ def get_model_class(name: str):
     """The class registered under ``name``.
 
     Raises:
-        ValueError: no such model (the message suggests close names).
+        cvzoo.errors.UsageError: no such model (the message suggests close names).
     """
     return _model_class(name)[0]
 
@@ -117,35 +119,57 @@ def get_model(name: str, pretrained_model=None, **kwargs):
     With the weights of a zoo key (downloaded)::
 
         model = get_model('resnet50', pretrained_model='imagenet')
+
+    Raises:
+        cvzoo.errors.UsageError: no model ``name``, or ``pretrained_model`` is the trained
+            file of another model.
+        cvzoo.errors.CorruptFileError: a trained file whose stored config is damaged
+            (:func:`trained_model.parse_model_config`) or names arguments the model
+            does not take.
     """
     cls, _ = _model_class(name)
     config = trained_model.read_model_config(pretrained_model)
     if config is None or config['name'] is None:  # weights only (or a cfg model's file)
         return cls(pretrained_model=pretrained_model, **kwargs)
     if config['name'] != name:
-        raise ValueError(f'pretrained_model: {pretrained_model} holds a trained '
-                         f'{config["name"]!r}, not a {name!r}')
-    kwargs = {**config['kwargs'], **kwargs}
+        raise errors.UsageError(f'pretrained_model: {pretrained_model} holds a trained '
+                                f'{config["name"]!r}, not a {name!r}')
+    _check_stored_arguments(cls, config.get('kwargs', {}), pretrained_model)
+    kwargs = {**config.get('kwargs', {}), **kwargs}
     label_names = config.get('label_names')
     n_class = kwargs.get('n_fg_class', kwargs.get('n_class'))
     if label_names is not None and n_class is not None and len(label_names) != n_class:
-        raise ValueError(f'pretrained_model: {pretrained_model} names {len(label_names)} '
-                         f'classes (label_names) for a model of {n_class}')
+        raise errors.UsageError(f'pretrained_model: {pretrained_model} names '
+                                f'{len(label_names)} classes (label_names) for a model of '
+                                f'{n_class}')
     model = cls(pretrained_model=pretrained_model, **kwargs)
     if label_names is not None:
         model.label_names = tuple(label_names)
     return model
 
 
+def _check_stored_arguments(cls, stored, path):
+    """Refuse stored constructor arguments that ``cls`` does not take (a damaged file)."""
+    parameters = inspect.signature(cls.__init__).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+        return
+    unknown = sorted(set(stored) - set(parameters) - {'self'})
+    if unknown:
+        raise errors.CorruptFileError(
+            f'{path}: {trained_model.MODEL_CONFIG_KEY}: "kwargs": {cls.__name__} takes no '
+            f'argument {unknown}')
+
+
 def resolve_weights(model_class, key: str) -> weights_schema.Weights:
     """Return the Weights entry ``key`` of a model class (or instance).
 
     Raises:
-        ValueError: no such key; the message lists the available keys.
+        cvzoo.errors.UsageError: no such key; the message lists the available keys.
     """
     cls = model_class if isinstance(model_class, type) else type(model_class)
     entries = getattr(cls, 'weights', None) or {}
     if key not in entries:
-        raise ValueError(f'pretrained_model: {cls.__name__} has no weights {key!r} and no file '
-                         f'of that name exists; available keys: {sorted(entries)}')
+        raise errors.UsageError(f'pretrained_model: {cls.__name__} has no weights {key!r} and '
+                                f'no file of that name exists; available keys: '
+                                f'{sorted(entries)}')
     return entries[key]

@@ -52,38 +52,64 @@ def save_trained_model(model, path, model_name, **kwargs):
 
 
 def read_model_config(path):
-    """The config stored by save_trained_model, or None (not such a file, or no file)."""
+    """The config stored by save_trained_model, or None (not such a file, or no file).
+
+    Raises:
+        cvzoo.errors.CorruptFileError: the file holds a ``__cvzoo_model__`` entry that is
+            not such a config (see :func:`parse_model_config`).
+    """
     if not isinstance(path, (str, os.PathLike)) or not os.path.isfile(path):
         return None
     try:
         with npz_serializer.open_npz(path) as archive:
             if MODEL_CONFIG_KEY not in archive.files:
                 return None
-            return parse_model_config(archive[MODEL_CONFIG_KEY], path)
+            text = archive[MODEL_CONFIG_KEY]
     except (OSError, ValueError, EOFError, zipfile.BadZipFile):
         return None  # not a readable npz: the weight loader names the file in its error
+    return parse_model_config(text, path)
 
 
-def parse_model_config(text, path='the file'):
+def parse_model_config(text, path='<config>'):
     """The config of a ``__cvzoo_model__`` array (uint8 bytes of a JSON text), as a dict.
-
-    Raises:
-        cvzoo.errors.CorruptFileError: not a JSON object (or nested too deeply to parse);
-            the message names ``path`` and the key.
 
     >>> parse_model_config(numpy.frombuffer(b'{"name": null}', dtype=numpy.uint8))
     {'name': None}
+
+    Args:
+        text (numpy.ndarray): the entry's array.
+        path (str): the file, named in the error.
+
+    Raises:
+        cvzoo.errors.CorruptFileError: not UTF-8 JSON (or nested too deeply to parse) of an
+            object whose ``name`` is a str or null, whose ``kwargs`` (if any) is an object
+            and whose ``label_names`` (if any) is a list of str or null; the message names
+            the file and the entry.
     """
+    where = f'{os.fspath(path)}: {MODEL_CONFIG_KEY}'
     try:
         config = json.loads(numpy.asarray(text).tobytes().decode())
-    except (ValueError, RecursionError) as exc:
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError
         raise errors.CorruptFileError(
-            f'{path}: {MODEL_CONFIG_KEY} is not a readable JSON text ({type(exc).__name__}: '
-            f'{exc})') from None
-    if not isinstance(config, dict):
-        raise errors.CorruptFileError(f'{path}: {MODEL_CONFIG_KEY} holds a JSON '
-                                      f'{type(config).__name__}, expected an object')
+            f'{where}: not a readable JSON text ({type(exc).__name__}: {exc})') from None
+    if not isinstance(config, dict) or not isinstance(config.get('name', 0), (str, type(None))):
+        raise errors.CorruptFileError(f'{where}: expected an object with a "name" (a '
+                                      f'registry name or null), got {_shown(config)}')
+    if not isinstance(config.get('kwargs', {}), dict):
+        raise errors.CorruptFileError(f'{where}: "kwargs": expected an object, got '
+                                      f'{_shown(config["kwargs"])}')
+    label_names = config.get('label_names')
+    if label_names is not None and not (isinstance(label_names, list)
+                                        and all(isinstance(n, str) for n in label_names)):
+        raise errors.CorruptFileError(f'{where}: "label_names": expected a list of names or '
+                                      f'null, got {_shown(label_names)}')
     return config
+
+
+def _shown(value):
+    """``value`` as JSON, cut to 80 characters for an error message."""
+    text = json.dumps(value)
+    return text if len(text) <= 80 else text[:77] + '...'
 
 
 def restore_box_convention(model, config, path):

@@ -11,6 +11,7 @@ the destination.
 import contextlib
 import errno
 import hashlib
+import math
 import os
 import pathlib
 import shutil
@@ -219,6 +220,15 @@ def _fetch_with_retries(url: str, part: pathlib.Path, retries: int, timeout: flo
             pause *= 2
 
 
+def _checked_deadline(deadline):
+    """The ``deadline`` argument when it is a finite number of seconds > 0: an infinite
+    one would stop the watchdog's timer thread (and so the deadline) at its start."""
+    if not (isinstance(deadline, (int, float)) and math.isfinite(deadline) and deadline > 0):
+        raise errors.UsageError(f'deadline: expected a finite number of seconds > 0, got '
+                                f'{deadline!r}')
+    return deadline
+
+
 def _size_of(path):
     try:
         return os.lstat(path).st_size
@@ -264,7 +274,8 @@ def download(url: str, path: PathLike, sha256: Optional[str] = None, *, retries:
         if source is not None:
             _copy_local(source, part, url)
         else:
-            deadline = paths.download_deadline() if deadline is None else deadline
+            deadline = paths.download_deadline() if deadline is None else \
+                _checked_deadline(deadline)
             _fetch_with_retries(url, part, retries, timeout, quiet, deadline)
     except errors.DownloadError:
         raise

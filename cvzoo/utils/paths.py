@@ -9,6 +9,7 @@ variable at run time and be heard.
     CVZOO_DOWNLOAD_DEADLINE  seconds one file's download may take in all, default 3600
 """
 
+import math
 import os
 import pathlib
 from typing import Optional
@@ -66,7 +67,9 @@ def download_deadline() -> float:
     included (default 3600).
 
     Raises:
-        ValueError: the variable is set to something other than a positive number.
+        cvzoo.errors.UsageError: the variable is set to something other than a finite
+            number > 0 ('inf' would leave no deadline at all, which unset or a large
+            number says plainly).
     """
     value = os.environ.get('CVZOO_DOWNLOAD_DEADLINE')
     if not value:
@@ -74,8 +77,8 @@ def download_deadline() -> float:
     try:
         seconds = float(value)
     except ValueError:
-        seconds = -1.0
-    if not seconds > 0:
-        raise ValueError(f'CVZOO_DOWNLOAD_DEADLINE: expected a number of seconds > 0, got '
-                         f'{value!r}')
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise errors.UsageError(f'CVZOO_DOWNLOAD_DEADLINE: expected a finite number of seconds '
+                                f'> 0, got {value!r}')
     return seconds

@@ -28,8 +28,7 @@ CORRUPT_SNAPSHOTS = {
     'truncated_zip': (_truncated, errors.CorruptFileError, ''),
     'text_file': (_text, errors.CorruptFileError, ''),
     'npz_of_other_keys': (_empty_npz, errors.WeightLoadError, 'nothing'),
-    'missing': (lambda path: None, FileNotFoundError, ''),
-}
+}  # a missing one is refused by --resume's argument type (tests/faults/test_scripts.py)
 
 
 @pytest.mark.parametrize('case', list(CORRUPT_SNAPSHOTS), ids=list(CORRUPT_SNAPSHOTS))

@@ -6,6 +6,8 @@ part of an importable package.
 
 import importlib.util
 import pathlib
+import runpy
+import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / 'scripts'
@@ -27,3 +29,14 @@ def load_script(name):
 def load_bench(name):
     """The module of ``bench/<name>.py`` (e.g. ``load_bench('bench_models')``)."""
     return _load(BENCH / f'{name}.py', f'cvzoo_bench_{name}')
+
+
+def run_script(name, argv, monkeypatch):
+    """Run ``scripts/<name>.py`` as a program, as ``python scripts/<name>.py ARGV`` does
+    (its ``if __name__ == '__main__'`` block, in this process); return its exit status."""
+    monkeypatch.setattr(sys, 'argv', [str(SCRIPTS / f'{name}.py'), *argv])
+    try:
+        runpy.run_path(str(SCRIPTS / f'{name}.py'), run_name='__main__')
+    except SystemExit as exc:
+        return exc.code
+    return 0

@@ -36,5 +36,6 @@ def test_other_class_count(tmp_path):
 
 
 def test_unknown_model_is_named(tmp_path):
+    (tmp_path / 'a.pth').write_bytes(b'')  # src must exist: its argument type checks it
     with pytest.raises(ValueError, match="no model 'squeezenet9'"):
         script.main([str(tmp_path / 'a.pth'), str(tmp_path / 'b.npz'), '--model', 'squeezenet9'])

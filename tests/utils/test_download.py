@@ -320,3 +320,16 @@ def test_every_url_failing_names_each(http_server, home):
     message = str(info.value)
     assert 'HTTP status 404' in message and '127.0.0.1:9/w.npz' in message
     assert 'CVZOO_WEIGHTS_MIRROR' in message
+
+
+@pytest.mark.parametrize('deadline', [float('inf'), float('nan'), 0, -1.0])
+def test_deadline_argument_that_is_no_deadline_is_refused(tmp_path, monkeypatch, deadline):
+    """An infinite deadline would stop the watchdog's timer thread at its start (and so
+    end no trickle); it is refused before any request, as the environment variable is."""
+    def no_network(*args, **kwargs):
+        raise AssertionError('a request was sent')
+
+    monkeypatch.setattr(download_module.requests, 'get', no_network)
+    with pytest.raises(errors.UsageError, match='deadline: expected a finite number'):
+        download('http://127.0.0.1:9/w.npz', tmp_path / 'w.npz', deadline=deadline, quiet=True)
+    assert not list(tmp_path.glob('w.npz*'))

@@ -72,7 +72,7 @@ def read_hdf5(filename):
     h5py = _import_h5py()
     name = os.fspath(filename)
     if not os.path.exists(name):
-        raise FileNotFoundError(f'{name}: no such weight file')
+        raise errors.MissingFileError(f'{name}: no such weight file')
     budget = expansion_budget.ExpansionBudget(name)
     arrays = {}
 

@@ -4,6 +4,7 @@ import pathlib
 
 import numpy
 
+from cvzoo import errors
 from cvzoo.datasets import dataset_mixin, download_archive
 from cvzoo.datasets.ade20k import ade20k_label_names
 from cvzoo.utils import image, paths
@@ -44,8 +45,8 @@ class ADE20KSemanticSegmentationDataset(dataset_mixin.DatasetMixin):
         img_dir = root / 'images' / folders[split]
         self.img_paths = sorted(img_dir.glob('*.jpg'))
         if not self.img_paths:
-            raise FileNotFoundError(f'ADE20K: no .jpg under {img_dir}; unpack '
-                                    f'ADEChallengeData2016.zip so that {img_dir} exists')
+            raise errors.MissingFileError(f'ADE20K: no .jpg under {img_dir}; unpack '
+                                          f'ADEChallengeData2016.zip so that {img_dir} exists')
         self.label_paths = [root / 'annotations' / folders[split] / f'{p.stem}.png'
                             for p in self.img_paths]
 

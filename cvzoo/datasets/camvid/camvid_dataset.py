@@ -4,6 +4,7 @@ import pathlib
 
 import numpy
 
+from cvzoo import errors
 from cvzoo.datasets import dataset_mixin
 from cvzoo.datasets.camvid import camvid_label_names
 from cvzoo.utils import image, paths
@@ -38,7 +39,7 @@ class CamVidDataset(dataset_mixin.DatasetMixin):
         root = paths.dataset_root() / 'camvid' if data_dir == 'auto' else pathlib.Path(data_dir)
         list_file = root / f'{split}.txt'
         if not list_file.is_file():
-            raise FileNotFoundError(
+            raise errors.MissingFileError(
                 f'CamVid: {list_file} is absent; put the SegNet tutorial CamVid folder '
                 f'(with {split}/, {split}annot/ and {split}.txt) at {root}')
         self.data_dir = root

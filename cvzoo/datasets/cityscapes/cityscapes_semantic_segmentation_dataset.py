@@ -4,6 +4,7 @@ import pathlib
 
 import numpy
 
+from cvzoo import errors
 from cvzoo.datasets import dataset_mixin
 from cvzoo.datasets.cityscapes import cityscapes_label_names
 from cvzoo.utils import image, paths
@@ -39,7 +40,7 @@ class CityscapesSemanticSegmentationDataset(dataset_mixin.DatasetMixin):
         img_dir = root / 'leftImg8bit' / split
         self.img_paths = sorted(img_dir.glob('*/*_leftImg8bit.png'))
         if not self.img_paths:
-            raise FileNotFoundError(
+            raise errors.MissingFileError(
                 f'Cityscapes: no *_leftImg8bit.png under {img_dir}; download leftImg8bit and '
                 f'gtFine from cityscapes-dataset.com and unpack them into {root}')
         self.label_paths = [

@@ -46,7 +46,7 @@ def resolve_coco_paths(data_dir, split, year, annotation='instances'):
     if json_path.is_file() and image_dir.is_dir():
         return json_path, image_dir
     if data_dir != 'auto':
-        raise FileNotFoundError(f'data_dir: expected {json_path} and the folder {image_dir}')
+        raise errors.MissingFileError(f'data_dir: expected {json_path} and the folder {image_dir}')
     for url, expected in ((COCO_ANNOTATION_URL.format(year=year), json_path),
                           (COCO_IMAGE_URL.format(split=split, year=year), image_dir)):
         sha256 = COCO_SHA256.get(url.rpartition('/')[2])

@@ -4,6 +4,7 @@ import pathlib
 
 import numpy
 
+from cvzoo import errors
 from cvzoo.datasets import dataset_mixin
 from cvzoo.utils import image
 
@@ -24,7 +25,7 @@ class DirectoryParsingLabelDataset(dataset_mixin.DatasetMixin):
     def __init__(self, root, color=True):
         root = pathlib.Path(root)
         if not root.is_dir():
-            raise FileNotFoundError(f'root: {root} is not a folder')
+            raise errors.MissingFileError(f'root: {root} is not a folder')
         self.label_names = tuple(sorted(p.name for p in root.iterdir() if p.is_dir()))
         self.img_paths, labels = [], []
         for label, name in enumerate(self.label_names):

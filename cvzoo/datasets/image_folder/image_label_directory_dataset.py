@@ -4,6 +4,7 @@ import pathlib
 
 import numpy
 
+from cvzoo import errors
 from cvzoo.datasets import dataset_mixin
 from cvzoo.datasets.image_folder import directory_parsing_label_dataset
 from cvzoo.utils import image
@@ -29,8 +30,8 @@ class ImageLabelDirectoryDataset(dataset_mixin.DatasetMixin):
         self.label_paths = [pathlib.Path(label_dir) / f'{p.stem}.png' for p in self.img_paths]
         missing = [str(p) for p in self.label_paths if not p.is_file()]
         if missing:
-            raise FileNotFoundError(f'label_dir: no label PNG {missing[0]} for its image '
-                                    f'({len(missing)} missing in all)')
+            raise errors.MissingFileError(f'label_dir: no label PNG {missing[0]} for its image '
+                                          f'({len(missing)} missing in all)')
         self.ignore_label = ignore_label
 
     def __len__(self):

@@ -24,7 +24,7 @@ def _load_mat(path):
         return scipy.io.loadmat(path)
     except (ValueError, TypeError, OSError, scipy.io.matlab.MatReadError) as error:
         if not pathlib.Path(path).is_file():
-            raise FileNotFoundError(f'{path}: no such file') from None
+            raise errors.MissingFileError(f'{path}: no such file') from None
         raise errors.CorruptFileError(f'{path}: not a readable .mat file ({error})') from None
 
 
@@ -87,8 +87,8 @@ class SBDInstanceSegmentationDataset(dataset_mixin.DatasetMixin):
             root = pathlib.Path(data_dir)
         list_file = root / f'{split}.txt'
         if not list_file.is_file():
-            raise FileNotFoundError(f'data_dir: expected an SBD folder with img/, inst/ and '
-                                    f'{split}.txt, but {list_file} is absent')
+            raise errors.MissingFileError(f'data_dir: expected an SBD folder with img/, inst/ and '
+                                          f'{split}.txt, but {list_file} is absent')
         self.data_dir = root
         with open(list_file) as f:
             self.ids = [line.split()[0] for line in f if line.strip()]

@@ -2,6 +2,7 @@
 
 import pathlib
 
+from cvzoo import errors
 from cvzoo.datasets import download_archive
 from cvzoo.utils import paths
 
@@ -35,7 +36,7 @@ def resolve_voc_dir(data_dir, split, year, listing='Main'):
     if data_dir != 'auto':
         root = pathlib.Path(data_dir)
         if not (root / 'ImageSets' / listing / f'{split}.txt').is_file():
-            raise FileNotFoundError(
+            raise errors.MissingFileError(
                 f'data_dir: expected a VOC-layout folder with ImageSets/{listing}/{split}.txt,'
                 f' Annotations/ and JPEGImages/, but {root / "ImageSets" / listing} has no '
                 f'{split}.txt')
@@ -51,7 +52,7 @@ def resolve_voc_dir(data_dir, split, year, listing='Main'):
     if not list_file.is_file():
         key = (year, 'test' if split == 'test' else 'trainval')
         if key not in VOC_URLS:
-            raise FileNotFoundError(
+            raise errors.MissingFileError(
                 f'VOC{year} {split} is not publicly downloadable; put the VOCdevkit folder '
                 f'so that {list_file} exists (or pass data_dir=)')
         download_archive.download_archive(VOC_URLS[key], base, list_file,

@@ -1,0 +1,73 @@
+"""The options every train script of scripts/ shares, defined once with their checks.
+
+``train_ssd.py``, ``train_yolo.py``, ``train_faster_rcnn.py``, ``train_mask_rcnn.py`` and
+``train_classifier.py`` add them with :func:`add_train_options` and their own options
+beside; :func:`check_batchsize` refuses a batch larger than the training set once the
+set is loaded; :func:`run` ends the script (see :mod:`cvzoo.cli.entry`).
+"""
+
+from cvzoo import errors
+from cvzoo.cli import argument_types, entry
+from cvzoo.core.training.extensions import fail_on_non_number
+
+COMMUNICATORS = ('none', 'mpi', 'nccl')
+
+
+def add_train_options(parser, *, iteration, lr, batchsize=None, lr_help=None,
+                      communicator=True, resume_flag=True):
+    """Add --batchsize, --iteration, --lr, --out, --device, --communicator, --seed, --resume.
+
+    Args:
+        parser (argparse.ArgumentParser): the script's parser.
+        iteration (int or None): the default of --iteration (None: the script counts in
+            epochs unless it is given).
+        lr (float or None): the default of --lr (None: the script derives it).
+        batchsize (int or None): the default of --batchsize; None: no such option (the
+            script trains on one image per iteration).
+        lr_help (str or None): the help of --lr.
+        communicator (bool): add --communicator (data-parallel over mpiexec processes).
+        resume_flag (bool): add --resume, continuing from the latest snapshot in --out.
+    """
+    if batchsize is not None:
+        parser.add_argument('--batchsize', type=argument_types.positive_int,
+                            default=batchsize, help='examples per iteration (per process)')
+    parser.add_argument('--iteration', type=argument_types.positive_int, default=iteration,
+                        help='length of the run in iterations')
+    parser.add_argument('--lr', type=argument_types.positive_float, default=lr,
+                        help=lr_help or 'learning rate')
+    parser.add_argument('--out', type=argument_types.output_folder, default='result',
+                        help='folder of the log, the snapshots and the final model (its '
+                        'parent folder must exist)')
+    parser.add_argument('--device', type=argument_types.device, default='cpu',
+                        help="'cpu' or 'cuda:N'")
+    if communicator:
+        parser.add_argument('--communicator', choices=COMMUNICATORS, default='none')
+    parser.add_argument('--seed', type=int, default=0)
+    if resume_flag:
+        parser.add_argument('--resume', action='store_true',
+                            help='continue from the latest snapshot in --out')
+
+
+def check_batchsize(batchsize, n_example, dataset):
+    """Refuse a batch larger than the training set: each batch would hold some examples
+    twice, and the run would take long to do what a smaller batch does.
+
+    Args:
+        batchsize (int): the --batchsize given.
+        n_example (int): the training examples of ``dataset``.
+        dataset (str): the --dataset given, named in the message.
+
+    Raises:
+        cvzoo.errors.UsageError: naming --batchsize, --dataset and its size.
+    """
+    if batchsize > n_example:
+        raise errors.UsageError(
+            f'--batchsize {batchsize}: larger than the {n_example} training examples of '
+            f'--dataset {dataset}; give --batchsize {n_example} or less')
+
+
+def run(main, final_file='model_final.npz'):
+    """:func:`cvzoo.cli.entry.run` for a train script: besides a user mistake (one line,
+    status 2), a non-finite loss ends it with one line saying that ``final_file`` was not
+    written, status 1."""
+    entry.run(main, failures={fail_on_non_number.NonFiniteError: f'{final_file} was not written'})
