@@ -2,7 +2,7 @@
 
 DESIGN.md: an image is a (3, H, W) float32 array, RGB, values in [0, 255]; a semantic
 label is an (H, W) int32 array. Every reading function names the file in its error
-when the file is missing (FileNotFoundError) or is not a readable image
+when the file is missing (MissingFileError, a FileNotFoundError) or is not a readable image
 (cvzoo.errors.CorruptFileError).
 
 Pillow is imported on first use, so that importing a model (and listing the zoo) does not
@@ -11,7 +11,6 @@ load it.
 
 from __future__ import annotations
 
-import errno
 import os
 import pathlib
 import secrets
@@ -40,7 +39,7 @@ def _open(path: PathLike) -> Image.Image:
         raise TypeError(f'path: expected a str or os.PathLike, got {type(path).__name__}')
     path = os.fspath(path)
     if not os.path.exists(path):
-        raise FileNotFoundError(errno.ENOENT, 'image file not found', path)
+        raise errors.MissingFileError(f'{path}: image file not found')
     if not os.path.isfile(path) and not os.path.isdir(path):
         # NOTE: a FIFO or a device would block or never end in Image.open.
         raise errors.CorruptFileError(f'{path}: not a regular file (a pipe or a device?)')
@@ -146,7 +145,7 @@ def read_image(path: PathLike, dtype=numpy.float32, color: bool = True) -> numpy
         array: (3, H, W) or (1, H, W) of ``dtype``.
 
     Raises:
-        FileNotFoundError: the file does not exist.
+        cvzoo.errors.MissingFileError: the file does not exist (a FileNotFoundError).
         cvzoo.errors.CorruptFileError: the file is truncated, corrupt or not an image, or
             a floating-point image (a float TIFF) holds NaN or inf.
 
@@ -181,7 +180,7 @@ def read_label(path: PathLike, dtype=numpy.int32) -> numpy.ndarray:
         array: (H, W) of ``dtype``.
 
     Raises:
-        FileNotFoundError: the file does not exist.
+        cvzoo.errors.MissingFileError: the file does not exist (a FileNotFoundError).
         cvzoo.errors.CorruptFileError: the file is corrupt, or has colour channels.
     """
     pil_img = _open(path)
@@ -226,11 +225,12 @@ def write_image(img, path: PathLike) -> None:
 
     image_format = Image.registered_extensions().get(extension)
     if image_format is None:
-        raise ValueError(f'path: expected a known image extension (.png, .jpg, ...), got {path}')
+        raise errors.UsageError(
+            f'path: expected a known image extension (.png, .jpg, ...), got {path}')
     pil_img = _chw_to_pil(img)
     if not path.parent.is_dir():
-        raise FileNotFoundError(errno.ENOENT, 'path: the folder to write into does not exist',
-                                str(path))
+        raise errors.MissingFileError(
+            f'path: the folder to write into does not exist: {str(path)!r}')
     # NOTE: not cvzoo.core's atomic_write (utils does not import core); 'x' creates a new
     # file with the mode open() gives (0666 less the umask), not mkstemp's 0600
     tmp_name = path.with_name(f'.{path.name}.{secrets.token_hex(4)}.tmp')

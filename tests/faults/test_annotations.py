@@ -128,9 +128,10 @@ def _listed_twice_one_missing(root):
 
 # case: (how to break the folder, error, the file the message names)
 VOC_FOLDERS = {
-    'xml_missing_for_a_listed_id': (_no_xml, FileNotFoundError, 'x.xml'),
-    'image_missing_for_a_listed_id': (_no_image, FileNotFoundError, 'x.jpg'),
-    'id_in_image_sets_without_files': (_listed_twice_one_missing, FileNotFoundError, 'y.xml'),
+    'xml_missing_for_a_listed_id': (_no_xml, errors.MissingFileError, 'x.xml'),
+    'image_missing_for_a_listed_id': (_no_image, errors.MissingFileError, 'x.jpg'),
+    'id_in_image_sets_without_files': (_listed_twice_one_missing, errors.MissingFileError,
+                                       'y.xml'),
 }
 
 
@@ -203,8 +204,8 @@ COCO_JSON = {
                            'wholly outside'),
     'image_without_file_name': (_remove('file_name', ('images', 1)), errors.AnnotationError,
                                 "'file_name'"),
-    'image_file_missing': (_set('file_name', 'gone.png', ('images', 1)), FileNotFoundError,
-                           'gone.png'),
+    'image_file_missing': (_set('file_name', 'gone.png', ('images', 1)),
+                           errors.MissingFileError, 'gone.png'),
     'image_id_a_list': (_set('image_id', [3]), errors.AnnotationError,
                         "annotations[0] (id 1): 'image_id' must be an int, got list [3]"),
     'category_id_a_list': (_set('category_id', [20]), errors.AnnotationError,
@@ -253,7 +254,7 @@ def test_bad_coco_json_names_file_and_entry(tmp_path, case):
     assert type(info.value) is error
     message = str(info.value)
     assert named in message
-    assert 'instances.json' in message or error is FileNotFoundError
+    assert 'instances.json' in message or error is errors.MissingFileError
 
 
 def test_utf8_bom_json_reads(tmp_path):

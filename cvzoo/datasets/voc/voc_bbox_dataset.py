@@ -60,10 +60,13 @@ def parse_voc_xml(xml_path):
         one of 0x0).
 
     Raises:
-        FileNotFoundError, cvzoo.errors.CorruptFileError: naming the file and the field.
+        cvzoo.errors.MissingFileError, cvzoo.errors.CorruptFileError: naming the file and
+            the field.
     """
     try:
         root = ElementTree.parse(xml_path).getroot()
+    except FileNotFoundError:
+        raise errors.MissingFileError(f'{xml_path}: annotation file not found') from None
     except ElementTree.ParseError as error:
         raise errors.CorruptFileError(f'{xml_path}: not valid xml ({error})') from None
     size = _size(root, xml_path)
