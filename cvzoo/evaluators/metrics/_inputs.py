@@ -2,6 +2,8 @@
 
 import numpy
 
+from cvzoo import errors
+
 # Labels index the per-class arrays the metrics return ('ap' and the like, of length
 # largest label + 1), so a label bounds an allocation. The largest detection vocabularies
 # have about 13,000 classes (V3Det); LVIS has 1,203.
@@ -14,8 +16,8 @@ def as_list(name, values, n_img=None):
         return None
     values = [numpy.asarray(v) for v in values]
     if n_img is not None and len(values) != n_img:
-        raise ValueError(f'{name}: expected one array per image ({n_img} images), '
-                         f'got {len(values)}')
+        raise errors.UsageError(f'{name}: expected one array per image ({n_img} images), '
+                                f'got {len(values)}')
     return values
 
 
@@ -24,10 +26,10 @@ def check_rows(name, values, shape_tail, n_rows=None):
     for i, value in enumerate(values):
         if value.shape[1:] != tuple(shape_tail) or value.ndim != 1 + len(shape_tail):
             expected = '(R, ' + ', '.join(str(s) for s in shape_tail) + ')'
-            raise ValueError(f'{name}[{i}]: expected shape {expected}, got {value.shape}')
+            raise errors.UsageError(f'{name}[{i}]: expected shape {expected}, got {value.shape}')
         if n_rows is not None and len(value) != n_rows[i]:
-            raise ValueError(f'{name}[{i}]: expected {n_rows[i]} rows (one per box or '
-                             f'mask of that image), got {len(value)}')
+            raise errors.UsageError(f'{name}[{i}]: expected {n_rows[i]} rows (one per box or '
+                                    f'mask of that image), got {len(value)}')
 
 
 def flatten(values, dtype, tail=()):
@@ -50,8 +52,8 @@ def check_finite(name, values):
         bad = ~numpy.isfinite(value)
         if bad.any():
             row = int(numpy.argwhere(bad)[0][0])
-            raise ValueError(f'{name}[{i}]: expected finite coordinates, got '
-                             f'{value[row].tolist()} in row {row} (image {i})')
+            raise errors.UsageError(f'{name}[{i}]: expected finite coordinates, got '
+                                    f'{value[row].tolist()} in row {row} (image {i})')
 
 
 def label_problem(label):
@@ -75,4 +77,4 @@ def check_labels(name, values):
     for i, value in enumerate(values):
         problem = label_problem(value)
         if problem is not None:
-            raise ValueError(f'{name}[{i}]: {problem} (image {i})')
+            raise errors.UsageError(f'{name}[{i}]: {problem} (image {i})')

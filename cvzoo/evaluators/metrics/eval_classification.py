@@ -2,6 +2,8 @@
 
 import numpy
 
+from cvzoo import errors
+
 
 def eval_classification(pred_scores, gt_labels, top_k=(1, 5)):
     """Top-k accuracy of class scores.
@@ -23,14 +25,15 @@ def eval_classification(pred_scores, gt_labels, top_k=(1, 5)):
     scores = _stack(pred_scores, 2, 'pred_scores')
     labels = _stack(gt_labels, 1, 'gt_labels').astype(numpy.int64)
     if len(scores) != len(labels):
-        raise ValueError(f'gt_labels: expected one label per row of pred_scores '
-                         f'({len(scores)}), got {len(labels)}')
+        raise errors.UsageError(f'gt_labels: expected one label per row of pred_scores '
+                                f'({len(scores)}), got {len(labels)}')
     if labels.size and labels.max() >= scores.shape[1]:
-        raise ValueError(f'gt_labels: expected classes < {scores.shape[1]} (the columns of '
-                         f'pred_scores), got {int(labels.max())}')
+        raise errors.UsageError(f'gt_labels: expected classes < {scores.shape[1]} (the columns of '
+                                f'pred_scores), got {int(labels.max())}')
     if labels.size and labels.min() < -1:
-        raise ValueError(f'gt_labels: expected classes >= 0, or -1 for an ignored example, got '
-                         f'{int(labels.min())}')
+        raise errors.UsageError(
+            f'gt_labels: expected classes >= 0, or -1 for an ignored example, got '
+            f'{int(labels.min())}')
     keep = labels >= 0
     scores, labels = scores[keep], labels[keep]
     true_score = scores[numpy.arange(len(labels)), labels][:, None]
@@ -45,7 +48,7 @@ def eval_classification(pred_scores, gt_labels, top_k=(1, 5)):
     result = {}
     for k in top_k:
         if int(k) < 1:
-            raise ValueError(f'top_k: expected positive ints, got {k}')
+            raise errors.UsageError(f'top_k: expected positive ints, got {k}')
         result[f'top{int(k)}'] = float((rank < k).mean()) if len(rank) else float('nan')
     return result
 
@@ -56,5 +59,5 @@ def _stack(values, ndim, name):
         parts = [numpy.asarray(v) for v in values]
         array = numpy.concatenate(parts) if parts else numpy.zeros((0,) * ndim)
     if array.ndim != ndim:
-        raise ValueError(f'{name}: expected a {ndim}-d array, got shape {array.shape}')
+        raise errors.UsageError(f'{name}: expected a {ndim}-d array, got shape {array.shape}')
     return array

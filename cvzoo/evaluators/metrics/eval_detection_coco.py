@@ -2,6 +2,7 @@
 
 import numpy
 
+from cvzoo import errors
 from cvzoo.evaluators.metrics import _inputs, coco_protocol
 
 
@@ -109,7 +110,7 @@ def evaluate(det_img, det_label, det_score, det_area, gt_img, gt_label, gt_area,
     for name, label in (('pred_labels', det_label), ('gt_labels', gt_label)):
         problem = _inputs.label_problem(label)
         if problem is not None:
-            raise ValueError(f'{name}: {problem}')
+            raise errors.UsageError(f'{name}: {problem}')
     problem = coco_protocol.Problem(det_img, det_label, det_score, det_area, gt_img,
                                     gt_label, gt_crowd, gt_area)
     det_iou_area = det_iou_area[problem.det_index]

@@ -7,6 +7,7 @@ builds the precision/recall curves, :func:`calc_detection_voc_ap` integrates the
 
 import numpy
 
+from cvzoo import errors
 from cvzoo.evaluators.metrics import _inputs
 from cvzoo.utils import bbox as bbox_ops
 
@@ -182,7 +183,7 @@ def eval_detection_voc(pred_bboxes, pred_labels, pred_scores, gt_bboxes, gt_labe
     1.0
     """
     if not 0 <= iou_thresh <= 1:
-        raise ValueError(f'iou_thresh: expected a value in [0, 1], got {iou_thresh}')
+        raise errors.UsageError(f'iou_thresh: expected a value in [0, 1], got {iou_thresh}')
     prec, rec = calc_detection_voc_prec_rec(pred_bboxes, pred_labels, pred_scores,
                                             gt_bboxes, gt_labels, gt_difficults, iou_thresh)
     ap = calc_detection_voc_ap(prec, rec, use_07_metric=use_07_metric)

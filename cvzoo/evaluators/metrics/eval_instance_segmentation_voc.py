@@ -2,6 +2,7 @@
 
 import numpy
 
+from cvzoo import errors
 from cvzoo.evaluators.metrics import eval_detection_voc as detection_voc
 from cvzoo.evaluators.metrics import run_length_masks
 
@@ -69,7 +70,7 @@ def eval_instance_segmentation_voc(pred_masks, pred_labels, pred_scores, gt_mask
         ``'map'`` (float), as :func:`eval_detection_voc`.
     """
     if not 0 <= iou_thresh <= 1:
-        raise ValueError(f'iou_thresh: expected a value in [0, 1], got {iou_thresh}')
+        raise errors.UsageError(f'iou_thresh: expected a value in [0, 1], got {iou_thresh}')
     prec, rec = calc_instance_segmentation_voc_prec_rec(
         pred_masks, pred_labels, pred_scores, gt_masks, gt_labels, iou_thresh)
     ap = detection_voc.calc_detection_voc_ap(prec, rec, use_07_metric=use_07_metric)

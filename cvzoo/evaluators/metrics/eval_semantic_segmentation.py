@@ -2,6 +2,8 @@
 
 import numpy
 
+from cvzoo import errors
+
 # Classes above this are an input error, refused before the (n_class, n_class) matrix is
 # allocated (a stray 100000 would ask for 74 GiB); ADE20K's full label set has 3688.
 MAX_N_CLASS = 4096
@@ -29,30 +31,32 @@ def calc_semantic_segmentation_confusion(pred_labels, gt_labels):
     for pred_label in pred_iter:
         gt_label = next(gt_iter, None)
         if gt_label is None:
-            raise ValueError(f'gt_labels: has fewer images ({index}) than pred_labels')
+            raise errors.UsageError(f'gt_labels: has fewer images ({index}) than pred_labels')
         pred_label, gt_label = numpy.asarray(pred_label), numpy.asarray(gt_label)
         for name, value in (('pred_labels', pred_label), ('gt_labels', gt_label)):
             if value.dtype.kind not in 'biuf':
                 raise TypeError(f'{name}[{index}]: expected an array of classes, got dtype '
                                 f'{value.dtype}')
             if value.dtype.kind == 'f' and (value != numpy.trunc(value)).any():
-                raise ValueError(f'{name}[{index}]: expected whole-number classes, got '
-                                 f'{value[value != numpy.trunc(value)][0]}')
+                raise errors.UsageError(f'{name}[{index}]: expected whole-number classes, got '
+                                        f'{value[value != numpy.trunc(value)][0]}')
         pred_label = pred_label.astype(numpy.int64, copy=False)
         gt_label = gt_label.astype(numpy.int64, copy=False)
         if pred_label.ndim != 2 or pred_label.shape != gt_label.shape:
-            raise ValueError(f'pred_labels[{index}]: expected an (H, W) array of the shape of '
-                             f'gt_labels[{index}] {gt_label.shape}, got {pred_label.shape}')
+            raise errors.UsageError(
+                f'pred_labels[{index}]: expected an (H, W) array of the shape of '
+                f'gt_labels[{index}] {gt_label.shape}, got {pred_label.shape}')
         keep = gt_label >= 0
         pred_label, gt_label = pred_label[keep], gt_label[keep]
         if pred_label.size and pred_label.min() < 0:
-            raise ValueError(f'pred_labels[{index}]: expected classes >= 0 where the ground '
-                             f'truth is not ignored, got {int(pred_label.min())}')
+            raise errors.UsageError(
+                f'pred_labels[{index}]: expected classes >= 0 where the ground '
+                f'truth is not ignored, got {int(pred_label.min())}')
         n_class = int(max(pred_label.max(initial=-1), gt_label.max(initial=-1))) + 1
         if n_class > MAX_N_CLASS:
             name = 'pred_labels' if pred_label.max(initial=-1) >= MAX_N_CLASS else 'gt_labels'
-            raise ValueError(f'{name}[{index}]: expected classes < {MAX_N_CLASS}, got '
-                             f'{n_class - 1}')
+            raise errors.UsageError(f'{name}[{index}]: expected classes < {MAX_N_CLASS}, got '
+                                    f'{n_class - 1}')
         if n_class > len(confusion):
             grown = numpy.zeros((n_class, n_class), numpy.int64)
             grown[:len(confusion), :len(confusion)] = confusion
@@ -62,7 +66,7 @@ def calc_semantic_segmentation_confusion(pred_labels, gt_labels):
                                     minlength=n_class * n_class).reshape(n_class, n_class)
         index += 1
     if next(gt_iter, None) is not None:
-        raise ValueError(f'pred_labels: has fewer images ({index}) than gt_labels')
+        raise errors.UsageError(f'pred_labels: has fewer images ({index}) than gt_labels')
     return confusion
 
 

@@ -14,6 +14,8 @@ rleIou.
 
 import numpy
 
+from cvzoo import errors
+
 # NOTE: the most run look-ups held in memory at once by :meth:`intersection`.
 _LOOKUPS_PER_CHUNK = 2 ** 22
 
@@ -84,7 +86,7 @@ class RunLengthMasks:
         """
         masks = numpy.asarray(masks)
         if masks.ndim != 3:
-            raise ValueError(f'masks: expected an (R, H, W) array, got shape {masks.shape}')
+            raise errors.UsageError(f'masks: expected an (R, H, W) array, got shape {masks.shape}')
         n_mask, H, W = masks.shape
         padded = numpy.zeros((n_mask, H * W + 2), numpy.int8)
         padded[:, 1:-1] = masks.astype(bool).transpose(0, 2, 1).reshape(n_mask, H * W)
@@ -214,13 +216,13 @@ def per_image(name, values, n_img=None):
         if not isinstance(value, RunLengthMasks):
             value = numpy.asarray(value)
             if value.ndim != 3:
-                raise ValueError(f'{name}[{i}]: expected an (R, H, W) array, got shape '
-                                 f'{value.shape}')
+                raise errors.UsageError(f'{name}[{i}]: expected an (R, H, W) array, got shape '
+                                        f'{value.shape}')
             value = RunLengthMasks.from_masks(value)
         result.append(value)
     if n_img is not None and len(result) != n_img:
-        raise ValueError(f'{name}: expected one entry per image ({n_img} images), got '
-                         f'{len(result)}')
+        raise errors.UsageError(f'{name}: expected one entry per image ({n_img} images), got '
+                                f'{len(result)}')
     return result
 
 
@@ -228,5 +230,5 @@ def check_same_sizes(pred_masks, gt_masks):
     """Refuse an image whose predicted masks are of another size than its ground truth."""
     for i, (pred, gt) in enumerate(zip(pred_masks, gt_masks)):
         if pred.size is not None and gt.size is not None and pred.size != gt.size:
-            raise ValueError(f'pred_masks[{i}]: expected masks of the image size of '
-                             f'gt_masks[{i}] {gt.size}, got {pred.size}')
+            raise errors.UsageError(f'pred_masks[{i}]: expected masks of the image size of '
+                                    f'gt_masks[{i}] {gt.size}, got {pred.size}')
