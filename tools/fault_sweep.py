@@ -313,7 +313,8 @@ def _coco(tmp, annotations, images=None, categories=None):
 def _read_instances(tmp):
     return ('from cvzoo.datasets.coco.coco_instance_segmentation_dataset import '
             'COCOInstanceSegmentationDataset as D\n'
-            f'd = D(_json_path={str(tmp / "i.json")!r}, _image_dir={str(tmp / "images")!r})\n'
+            f'd = D(_json_path={str(tmp / "i.json")!r}, _image_dir={str(tmp / "images")!r},'
+            ' use_crowded=True)\n'
             'for i in range(len(d)):\n'
             '    d[i]')
 
@@ -340,7 +341,6 @@ for _name, _fields in {
         'coco_nan_polygon_vertex': {'segmentation': [[1, 1, float('nan'), 1, 3, 3]]},
         'coco_inf_polygon_vertex': {'segmentation': [[1, 1, 1e400, 1, 3, 3]]},
         'coco_odd_polygon': {'segmentation': [[1, 1, 3, 1, 3]]},
-        'coco_two_point_polygon': {'segmentation': [[1, 1, 3, 1]]},
         'coco_segmentation_is_a_number': {'segmentation': 5},
         'coco_rle_size_mismatch': {'iscrowd': 1,
                                    'segmentation': {'size': [4, 4], 'counts': [16]}},
@@ -353,6 +353,12 @@ for _name, _fields in {
     _make = _coco_case(**_fields)
     _make.__name__ = _name
     case('annotations')(_make)
+
+
+@case('annotations', expect='answer')
+def coco_two_point_polygon(tmp):
+    """A polygon of two points covers no pixel; exporters write them, so it is read."""
+    return _coco_case(segmentation=[[1, 1, 3, 1]])(tmp)
 
 
 @case('annotations')
@@ -541,6 +547,119 @@ def eval_dataset_missing(tmp):
 @case('command line')
 def shapes_dataset_negative_count(tmp):
     return script('make_shapes_dataset', '--out', str(tmp / 's'), '--n-train', '-2'), {}
+
+
+@case('command line')
+def models_info_unknown(tmp):
+    return cvzoo('models', '--info', 'resnet5'), {}
+
+
+@case('command line')
+def download_unknown_key(tmp):
+    return cvzoo('download', 'resnet50', 'imagenet21k'), {}
+
+
+@case('command line')
+def predict_empty_image_file(tmp):
+    (tmp / 'e.png').write_bytes(b'')
+    return cvzoo('predict', str(tmp / 'e.png')), {}
+
+
+@case('hostile files')
+def predict_decompression_bomb_png(tmp):
+    import zlib
+    width = height = 60000
+    def chunk(kind, data):
+        return (struct.pack('>I', len(data)) + kind + data
+                + struct.pack('>I', zlib.crc32(kind + data) & 0xffffffff))
+    header = struct.pack('>IIBBBBB', width, height, 8, 2, 0, 0, 0)
+    (tmp / 'bomb.png').write_bytes(b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', header)
+                                   + chunk(b'IDAT', zlib.compress(b'\0' * 1000))
+                                   + chunk(b'IEND', b''))
+    return cvzoo('predict', str(tmp / 'bomb.png')), {}
+
+
+@case('command line')
+def predict_image_is_a_folder(tmp):
+    (tmp / 'd.png').mkdir()
+    return cvzoo('predict', str(tmp / 'd.png')), {}
+
+
+@case('hostile files')
+def pretrained_model_empty_npz(tmp):
+    (tmp / 'w.npz').write_bytes(b'')
+    return cvzoo('predict', '--model', 'resnet50', '--pretrained-model',
+                 str(tmp / 'w.npz')), {}
+
+
+@case('caches')
+def mirror_url_refuses_connection(tmp):
+    return cvzoo('download', 'resnet50', 'imagenet'), {
+        'CVZOO_WEIGHTS_MIRROR': 'http://127.0.0.1:9/', 'CVZOO_DOWNLOAD_DEADLINE': '5'}
+
+
+@case('command line')
+def classifier_dataset_empty_folder(tmp):
+    (tmp / 'data').mkdir()
+    return script('train_classifier', '--dataset', str(tmp / 'data'), '--out',
+                  str(tmp / 'r')), {}
+
+
+@case('command line')
+def classifier_dataset_one_class(tmp):
+    (tmp / 'data' / 'only').mkdir(parents=True)
+    for i in range(4):
+        _image(tmp / 'data' / 'only', f'{i}.png')
+    return script('train_classifier', '--dataset', str(tmp / 'data'), '--iteration', '1',
+                  '--batchsize', '2', '--out', str(tmp / 'r')), {}
+
+
+@case('command line')
+def convert_destination_folder_missing(tmp):
+    t = pth_writer.tensor('0', numpy.zeros(4, numpy.float32))
+    pth_writer.write_zip(tmp / 'w.pth', pth_writer.OrderedDictOf([('conv1.weight', t)]), [t])
+    return script('convert_weights', str(tmp / 'w.pth'), str(tmp / 'no' / 'o.npz'),
+                  '--model', 'resnet50', '--source', 'torchvision'), {}
+
+
+@case('command line')
+def convert_source_is_a_folder(tmp):
+    (tmp / 'w.pth').mkdir()
+    return script('convert_weights', str(tmp / 'w.pth'), str(tmp / 'o.npz'), '--model',
+                  'resnet50', '--source', 'torchvision'), {}
+
+
+@case('command line')
+def export_size_zero(tmp):
+    return cvzoo('export', 'yolo_fastest_xl', '--pretrained-model', 'voc', '--size', '0', '0',
+                 '--out', str(tmp / 'm.onnx')), {}
+
+
+@case('command line')
+def shapes_dataset_size_zero(tmp):
+    return script('make_shapes_dataset', '--out', str(tmp / 's'), '--size', '0'), {}
+
+
+@case('command line')
+def shapes_dataset_out_is_a_file(tmp):
+    (tmp / 's').write_text('mine')
+    return script('make_shapes_dataset', '--out', str(tmp / 's'), '--n-train', '2',
+                  '--n-test', '1'), {}
+
+
+@case('command line')
+def segmentation_eval_data_dir_missing(tmp):
+    return script('eval_semantic_segmentation', '--model', 'espnet', '--pretrained-model',
+                  'camvid', '--dataset', 'camvid-test', '--data-dir', str(tmp / 'none')), {}
+
+
+@case('non-finite')
+def metric_boxes_nan(tmp):
+    return api('import numpy\n'
+               'from cvzoo.evaluators.metrics.eval_detection_voc import eval_detection_voc\n'
+               'b = [numpy.array([[0, 0, numpy.nan, 5]], numpy.float32)]\n'
+               'l = [numpy.array([0], numpy.int32)]\n'
+               'eval_detection_voc(b, l, [numpy.array([.9], numpy.float32)], b, l)'), {}
 
 
 # distributed training

@@ -20,6 +20,7 @@ import numpy
 from cvzoo import errors
 from cvzoo.core.serializers import atomic_write, dictionary
 from cvzoo.core.serializers import npz as npz_serializer
+from cvzoo.core.training import finite_state
 from cvzoo.models import weights_schema
 
 MODEL_CONFIG_KEY = '__cvzoo_model__'
@@ -39,9 +40,16 @@ def save_trained_model(model, path, model_name, **kwargs):
             ``get_model`` then reads as weights only.
         **kwargs: constructor arguments besides ``pretrained_model`` (JSON values), e.g.
             ``n_fg_class=3, insize=64``.
+
+    Raises:
+        cvzoo.core.training.finite_state.NonFiniteError: an array of the model (a
+            parameter or a batch norm's statistics) holds NaN or inf; nothing is written.
     """
     serializer = dictionary.DictionarySerializer()
     model.serialize(serializer)
+    bad = finite_state.first_non_finite(list(serializer.target.items()))
+    if bad is not None:
+        raise finite_state.NonFiniteError(f'{path} was not written: {bad} holds NaN or inf')
     label_names = getattr(model, 'label_names', None)
     config = {'name': model_name, 'kwargs': kwargs,
               'label_names': None if label_names is None else list(label_names),

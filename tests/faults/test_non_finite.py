@@ -188,3 +188,17 @@ def test_resume_from_a_truncated_newest_snapshot_names_it_and_what_is_left(tmp_p
     message = str(info.value)
     assert message.startswith(str(newest)) and 'there is no older snapshot' in message
     assert not (out / train_runs.FINAL['yolo']).exists()
+
+
+def test_a_trained_model_holding_nan_is_not_written(tmp_path):
+    """model_final.npz is written only from finite arrays (a batch norm's statistics
+    count): a model whose running mean went NaN writes nothing."""
+    from cvzoo.models import get_model
+    from cvzoo.models.trained_model import save_trained_model
+
+    model = get_model('small_cnn', n_class=3)
+    model.bn1.avg_mean[...] = numpy.nan
+    path = tmp_path / 'model_final.npz'
+    with pytest.raises(NonFiniteError, match='bn1/avg_mean'):
+        save_trained_model(model, path, 'small_cnn', n_class=3)
+    assert list(tmp_path.iterdir()) == []
