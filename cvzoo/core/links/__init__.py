@@ -11,6 +11,7 @@ from cvzoo.core.links.connection.convolution_2d import Convolution2D
 from cvzoo.core.links.connection.deconvolution_2d import Deconvolution2D
 from cvzoo.core.links.connection.depthwise_convolution_2d import DepthwiseConvolution2D
 from cvzoo.core.links.connection.dilated_convolution_2d import DilatedConvolution2D
+from cvzoo.core.links.connection.embed_id import EmbedID
 from cvzoo.core.links.connection.linear import Linear
 from cvzoo.core.links.connection.scale import Scale
 from cvzoo.core.links.link import Chain, ChainList, Link
@@ -29,6 +30,7 @@ __all__ = [
     'Deconvolution2D',
     'DepthwiseConvolution2D',
     'DilatedConvolution2D',
+    'EmbedID',
     'GroupNormalization',
     'LayerNormalization',
     'Linear',
