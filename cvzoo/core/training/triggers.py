@@ -1,5 +1,7 @@
 """Triggers: decide at each iteration whether an extension (or training) fires."""
 
+__all__ = ['IntervalTrigger', 'get_trigger']
+
 
 class IntervalTrigger:
     """Fire every ``period`` iterations or epochs.

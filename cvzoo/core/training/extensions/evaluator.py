@@ -105,7 +105,8 @@ class Evaluator(extension.Extension):
             run = getattr(self.evaluator, 'evaluate', self.evaluator)
             result = run()
         if not isinstance(result, dict):
-            raise TypeError(f'evaluator: expected it to return a dict, got {type(result).__name__}')
+            raise TypeError('evaluator: expected it to return a dict, got '
+                            f'{type(result).__name__}')
         return {self.prefix + key: value for key, value in result.items()}
 
     def _evaluate_batches(self):
