@@ -133,3 +133,20 @@ def test_a_trainer_logs_main_loss_and_main_accuracy(rng, tmp_path):
     trainer.run()
     entry = trainer.get_extension('LogReport').log[-1]
     assert 0.0 <= entry['main/accuracy'] <= 1.0 and entry['main/loss'] > 0
+
+
+def test_a_parallel_updater_over_two_gpus_reports_the_classifiers_values(two_gpus, rng,
+                                                                         tmp_path):
+    from cvzoo.core.training.updaters import ParallelUpdater
+
+    x, t = _data(rng, n=8)
+    model = L.Classifier(L.Linear(3, 4))
+    optimizer = optimizers.SGD(lr=0.1).setup(model)
+    updater = ParallelUpdater(SerialIterator(list(zip(x, t)), 8, shuffle=False), optimizer,
+                              devices={'main': 'cuda:0', 'second': 'cuda:1'})
+    y = backend.to_numpy(model.predictor(backend.to_device(x, 'cuda:0')).array)
+    trainer = Trainer(updater, (1, 'iteration'), out=str(tmp_path))
+    trainer.run()
+    assert trainer.observation['main/accuracy'] == pytest.approx((y.argmax(1) == t).mean())
+    assert trainer.observation['main/loss'] == pytest.approx(
+        float(F.softmax_cross_entropy(y, t).array), rel=1e-5)
