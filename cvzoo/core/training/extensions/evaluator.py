@@ -72,6 +72,12 @@ class Evaluator(extension.Extension):
         if not (hasattr(evaluator, 'evaluate') or callable(evaluator)):
             raise TypeError('evaluator: expected an object with evaluate() or a callable, '
                             f'got {type(evaluator).__name__}')
+        given = [name for name, value, default in (
+            ('converter', self.converter, convert.concat_examples), ('device', self.device, None),
+            ('eval_hook', self.eval_hook, None)) if value is not default]
+        if given:
+            raise TypeError(f'{given[0]}: only for Evaluator(iterator, target); '
+                            'Evaluator(evaluator) runs the evaluator as it is')
         self.evaluator = evaluator
         self.prefix = 'validation/main/' if prefix is None else prefix
         self._iterators = self._targets = None
@@ -116,7 +122,8 @@ class Evaluator(extension.Extension):
         prefix = self.name + '/' if self.name else ''
         for key, target in self._targets.items():
             observer.add_observer(prefix + key, target)
-            observer.add_observers(prefix + key, target.namedlinks(skipself=True))
+            if hasattr(target, 'namedlinks'):
+                observer.add_observers(prefix + key, target.namedlinks(skipself=True))
         summary = reporter_module.DictSummary()
         for batch in _fresh(self._iterators['main']):
             observation = {}

@@ -99,6 +99,13 @@ def test_chainer_form_runs_in_test_mode_without_a_graph():
     assert seen == [(False, False)] * 2
 
 
+def test_chainer_form_target_may_be_a_plain_callable():
+    data = [numpy.float32(k) for k in range(4)]
+    target = lambda x: reporter.report({'mean': F.mean(x)}, target)  # noqa: E731
+    ext = Evaluator(SerialIterator(data, 2, repeat=False, shuffle=False), target)
+    assert ext.evaluate() == {'validation/main/mean': pytest.approx(1.5)}
+
+
 def test_chainer_form_in_a_trainer_logs_validation_main_loss(tmp_path):
     numpy.random.seed(0)
     model = L.Classifier(L.Linear(4, 3))
@@ -141,7 +148,10 @@ def test_chainer_form_hook_eval_func_converter_and_dict_batches():
     (lambda: Evaluator({'val': SerialIterator([1], 1, repeat=False)}, L.Linear(1, 1)),
      ValueError, "a dict must have a 'main' entry"),
     (lambda: Evaluator(3), TypeError, 'evaluate'),
-], ids=['repeating_iterator', 'no_target', 'prefix_with_target', 'no_main', 'not_callable'])
+    (lambda: Evaluator(lambda: {}, device='cuda:0'), TypeError,
+     r'device: only for Evaluator\(iterator, target\)'),
+], ids=['repeating_iterator', 'no_target', 'prefix_with_target', 'no_main', 'not_callable',
+        'device_without_target'])
 def test_wrong_arguments_are_named(make, error, words):
     with pytest.raises(error, match=words):
         make()
