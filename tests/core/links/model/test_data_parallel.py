@@ -60,7 +60,8 @@ def test_the_batch_is_split_over_the_devices(two_gpus, monkeypatch):
         return forward(self, x, *args, **kwargs)
 
     monkeypatch.setattr(L.Linear, 'forward', record)
-    L.DataParallel(net, ['cuda:0', 'cuda:1'])(backend.to_device(numpy.ones((5, 3), numpy.float32), 'cuda:0'))
+    x = backend.to_device(numpy.ones((5, 3), numpy.float32), 'cuda:0')
+    L.DataParallel(net, ['cuda:0', 'cuda:1'])(x)
     assert sorted(seen, key=str) == sorted([(2, two_gpus[0]), (3, two_gpus[1])], key=str)
 
 
