@@ -17,4 +17,4 @@ def test_the_examples_run(tmp_path, monkeypatch):
     namespace = {'__name__': 'training_docs'}
     for block in blocks:
         exec(compile(block, str(DOC), 'exec'), namespace)
-    assert (tmp_path / 'result' / 'mlp_epoch_5').exists()
+    assert (tmp_path / 'result' / 'mlp_best.npz').exists()
