@@ -12,7 +12,7 @@ def _kept(x, in_size, ignore_label):
     return kept if ignore_label is None else kept & (x != ignore_label)
 
 
-class EmbedIDFunction(function_node.FunctionNode):
+class EmbedID(function_node.FunctionNode):
     def __init__(self, ignore_label):
         self.ignore_label = ignore_label
 
@@ -90,7 +90,7 @@ def embed_id(x, W, ignore_label=None):
            [0., 0.]], dtype=float32)
     """
     _check_arguments(variable_module.as_array(x), W, ignore_label)
-    return EmbedIDFunction(ignore_label).apply((x, W))[0]
+    return EmbedID(ignore_label).apply((x, W))[0]
 
 
 def _check_arguments(x, W, ignore_label):
