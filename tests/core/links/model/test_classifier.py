@@ -150,3 +150,14 @@ def test_a_parallel_updater_over_two_gpus_reports_the_classifiers_values(two_gpu
     assert trainer.observation['main/accuracy'] == pytest.approx((y.argmax(1) == t).mean())
     assert trainer.observation['main/loss'] == pytest.approx(
         float(F.softmax_cross_entropy(y, t).array), rel=1e-5)
+
+
+def test_importing_the_links_does_not_load_the_training_loop():
+    import subprocess
+    import sys
+
+    code = ('import sys, cvzoo.core.links; '
+            "print(sorted(m for m in sys.modules if m.startswith('cvzoo.core.training')))")
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == '[]'
