@@ -6,6 +6,7 @@ triggers ``MaxValueTrigger`` / ``MinValueTrigger`` (e.g. to snapshot the best mo
 
 import operator
 
+from cvzoo import errors
 from cvzoo.core.training import json_state
 from cvzoo.core.training import reporter as reporter_module
 
@@ -15,7 +16,7 @@ __all__ = ['BestValueTrigger', 'IntervalTrigger', 'ManualScheduleTrigger', 'MaxV
 
 def _check_unit(unit):
     if unit not in ('iteration', 'epoch'):
-        raise ValueError(f"unit: expected 'iteration' or 'epoch', got {unit!r}")
+        raise errors.UsageError(f"unit: expected 'iteration' or 'epoch', got {unit!r}")
 
 
 class IntervalTrigger:
@@ -61,7 +62,7 @@ class ManualScheduleTrigger:
         _check_unit(unit)
         points = sorted(points) if isinstance(points, (list, tuple)) else [points]
         if not points:
-            raise ValueError('points: expected at least one iteration or epoch, got none')
+            raise errors.UsageError('points: expected at least one iteration or epoch, got none')
         self.points = points
         self.unit = unit
 

@@ -2,6 +2,7 @@
 
 import pytest
 
+from cvzoo import errors
 from cvzoo.core.serializers import dictionary
 from cvzoo.core.training import extension, triggers
 
@@ -79,5 +80,5 @@ def test_the_best_value_and_running_mean_survive_a_snapshot(make_trainer):
     (lambda: triggers.ManualScheduleTrigger([1], 'epochs'), "unit: expected 'iteration'"),
 ], ids=['no_points', 'bad_unit'])
 def test_wrong_arguments_are_named(make, words):
-    with pytest.raises(ValueError, match=words):
+    with pytest.raises(errors.UsageError, match=words):
         make()

@@ -2,6 +2,7 @@
 
 import numpy
 
+from cvzoo import errors
 from cvzoo.core import backend, function_node
 from cvzoo.core import variable as variable_module
 
@@ -79,7 +80,7 @@ def embed_id(x, W, ignore_label=None):
 
     Raises:
         TypeError: x is not an integer array.
-        ValueError: W is not 2-D, or (on the CPU) an id is out of range. On a GPU an id
+        UsageError: W is not 2-D, or (on the CPU) an id is out of range. On a GPU an id
             out of range gives a row of NaN instead of a host check every step.
 
     >>> import numpy as np
@@ -97,13 +98,14 @@ def _check_arguments(x, W, ignore_label):
     if x.dtype.kind not in 'iu':
         raise TypeError(f'embed_id: x must be an integer array, got {x.dtype}')
     if W.ndim != 2:
-        raise ValueError(f'embed_id: W must be 2-D (in_size, out_size), got shape {W.shape}')
+        raise errors.UsageError(
+            f'embed_id: W must be 2-D (in_size, out_size), got shape {W.shape}')
     if backend.get_array_module(x) is not backend.numpy or x.size == 0:
         return  # range-checked in forward without a sync (NaN rows)
     ids = x if ignore_label is None else x[x != ignore_label]
     if ids.size and (ids.min() < 0 or ids.max() >= W.shape[0]):
         bad = ids[(ids < 0) | (ids >= W.shape[0])][0]
-        raise ValueError(f'embed_id: x holds the id {int(bad)}, outside [0, {W.shape[0]}) '
+        raise errors.UsageError(f'embed_id: x holds the id {int(bad)}, outside [0, {W.shape[0]}) '
                          f'(W has {W.shape[0]} rows)'
                          + ('' if ignore_label is None else f' and is not ignore_label '
                             f'{ignore_label}'))

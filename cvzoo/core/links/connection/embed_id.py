@@ -1,6 +1,7 @@
 """EmbedID: a learnable table of vectors, one row per integer id."""
 
 import cvzoo.core.functions as F
+from cvzoo import errors
 from cvzoo.core import initializers
 from cvzoo.core.links import link
 from cvzoo.core.variable import Parameter
@@ -33,7 +34,7 @@ class EmbedID(link.Link):
         super().__init__()
         for name, value in (('in_size', in_size), ('out_size', out_size)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f'EmbedID: {name} must be a positive int, got {value!r}')
+                raise errors.UsageError(f'EmbedID: {name} must be a positive int, got {value!r}')
         self.ignore_label = ignore_label
         with self.init_scope():
             self.W = Parameter(initializers.Normal(1.0) if initialW is None else initialW,

@@ -1,5 +1,6 @@
 """Classifier: a predictor with its loss and accuracy, reported for the trainer."""
 
+from cvzoo import errors
 from cvzoo.core.functions.evaluation import accuracy as accuracy_module
 from cvzoo.core.functions.loss import softmax_cross_entropy as softmax_cross_entropy_module
 from cvzoo.core.links import link
@@ -83,12 +84,12 @@ class Classifier(link.Chain):
         key = self.label_key
         if isinstance(key, str):
             if key not in kwargs:
-                raise ValueError(f'Classifier: label_key {key!r} is not among the keyword '
+                raise errors.UsageError(f'Classifier: label_key {key!r} is not among the keyword '
                                  f'arguments {sorted(kwargs)}')
             kwargs = dict(kwargs)
             return args, kwargs, kwargs.pop(key)
         if not -len(args) <= key < len(args):
-            raise ValueError(f'Classifier: label_key {key} is out of the {len(args)} '
+            raise errors.UsageError(f'Classifier: label_key {key} is out of the {len(args)} '
                              'positional arguments')
         position = key % len(args)
         return args[:position] + args[position + 1:], kwargs, args[position]

@@ -1,5 +1,6 @@
 """DataParallel: a link whose batch is split over several devices (PyTorch's nn.DataParallel)."""
 
+from cvzoo import errors
 from cvzoo.core import backend
 from cvzoo.core import data_parallel as data_parallel_module
 from cvzoo.core.links import link
@@ -44,7 +45,7 @@ class DataParallel(link.Chain):
             raise TypeError(f'DataParallel: module must be a Link, got {type(module).__name__}')
         devices = backend.try_all_gpus() if device_ids is None else list(device_ids)
         if not devices:
-            raise ValueError('DataParallel: device_ids must name at least one device, got '
+            raise errors.UsageError('DataParallel: device_ids must name at least one device, got '
                              'an empty list')
         self.device_ids = [backend.get_device(device) for device in devices]
         self.output_device = backend.get_device(

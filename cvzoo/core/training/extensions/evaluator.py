@@ -2,6 +2,7 @@
 
 import copy
 
+from cvzoo import errors
 from cvzoo.core import config
 from cvzoo.core.training import convert, extension
 from cvzoo.core.training import reporter as reporter_module
@@ -90,7 +91,7 @@ class Evaluator(extension.Extension):
         self._targets = {} if target is None else _as_main_dict(target, 'target')
         for key, it in self._iterators.items():
             if getattr(it, 'repeat', False):
-                raise ValueError(f"iterator {key!r}: it repeats forever (repeat=True); an "
+                raise errors.UsageError(f"iterator {key!r}: it repeats forever (repeat=True); an "
                                  'Evaluator needs one made with repeat=False')
         self.evaluator = None
         self.prefix = None
@@ -155,7 +156,8 @@ def _as_main_dict(value, what):
     if not isinstance(value, dict):
         return {'main': value}
     if 'main' not in value:
-        raise ValueError(f"{what}: a dict must have a 'main' entry, got keys {sorted(value)}")
+        raise errors.UsageError(
+            f"{what}: a dict must have a 'main' entry, got keys {sorted(value)}")
     return value
 
 

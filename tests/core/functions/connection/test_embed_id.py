@@ -2,6 +2,7 @@ import numpy
 import pytest
 
 import cvzoo.core.functions as F
+from cvzoo import errors
 from cvzoo.core import backend
 from cvzoo.core.variable import Variable
 from cvzoo.testing import check_function
@@ -55,9 +56,9 @@ def test_the_gradient_is_one_scatter_add_with_no_loop_over_ids(monkeypatch):
 
 
 def test_an_id_out_of_range_on_the_host_is_named():
-    with pytest.raises(ValueError, match=r'id 3, outside \[0, 3\)'):
+    with pytest.raises(errors.UsageError, match=r'id 3, outside \[0, 3\)'):
         F.embed_id(numpy.array([0, 3]), numpy.zeros((3, 2)))
-    with pytest.raises(ValueError, match=r'id -2, outside .* not ignore_label -1'):
+    with pytest.raises(errors.UsageError, match=r'id -2, outside .* not ignore_label -1'):
         F.embed_id(numpy.array([-1, -2]), numpy.zeros((3, 2)), ignore_label=-1)
 
 
@@ -71,7 +72,7 @@ def test_an_id_out_of_range_on_a_gpu_gives_nan_rows_not_a_wrapped_row(stand_in):
 
 @pytest.mark.parametrize('x,W,error,words', [
     (numpy.array([0.0]), numpy.zeros((3, 2)), TypeError, 'x must be an integer array'),
-    (numpy.array([0]), numpy.zeros(3), ValueError, 'W must be 2-D'),
+    (numpy.array([0]), numpy.zeros(3), errors.UsageError, 'W must be 2-D'),
 ], ids=['float_ids', 'W_1d'])
 def test_wrong_arguments_are_named(x, W, error, words):
     with pytest.raises(error, match=words):

@@ -3,6 +3,7 @@
 import numpy
 import pytest
 
+from cvzoo import errors
 from cvzoo.core import backend, initializers
 from cvzoo.core import functions as F
 from cvzoo.core.links.connection.embed_id import EmbedID
@@ -38,5 +39,5 @@ def test_ignore_label_rows_are_zero_and_get_no_gradient(device):
 @pytest.mark.parametrize('in_size,out_size', [(0, 3), (3, -1), (2.5, 3), (3, None)],
                          ids=['in_size_0', 'out_size_negative', 'in_size_float', 'out_none'])
 def test_sizes_are_checked(in_size, out_size):
-    with pytest.raises(ValueError, match='size must be a positive int'):
+    with pytest.raises(errors.UsageError, match='size must be a positive int'):
         EmbedID(in_size, out_size)

@@ -5,6 +5,7 @@ import pytest
 
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
+from cvzoo import errors
 from cvzoo.core import backend, optimizers
 from cvzoo.core.training import reporter
 from cvzoo.core.training.extensions import LogReport
@@ -103,9 +104,9 @@ def test_any_loss_and_accuracy_function(rng):
 
 
 @pytest.mark.parametrize('label_key,args,kwargs,error,words', [
-    (2, (1, 2), {}, ValueError, 'label_key 2 is out of the 2 positional arguments'),
-    (-3, (1, 2), {}, ValueError, 'label_key -3'),
-    ('t', (1,), {'x': 1}, ValueError, "label_key 't' is not among the keyword arguments"),
+    (2, (1, 2), {}, errors.UsageError, 'label_key 2 is out of the 2 positional arguments'),
+    (-3, (1, 2), {}, errors.UsageError, 'label_key -3'),
+    ('t', (1,), {'x': 1}, errors.UsageError, "label_key 't' is not among the keyword arguments"),
 ], ids=['past_the_end', 'before_the_start', 'missing_keyword'])
 def test_a_label_key_that_fits_no_argument_is_named(label_key, args, kwargs, error, words):
     with pytest.raises(error, match=words):

@@ -5,6 +5,7 @@ import pytest
 
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
+from cvzoo import errors
 from cvzoo.core import backend, optimizers
 
 
@@ -82,7 +83,7 @@ def test_its_parameters_are_the_modules_and_an_optimizer_updates_them(two_gpus, 
 
 @pytest.mark.parametrize('kwargs,error,words', [
     ({'module': 'model'}, TypeError, 'module must be a Link, got str'),
-    ({'device_ids': []}, ValueError, 'device_ids must name at least one device'),
+    ({'device_ids': []}, errors.UsageError, 'device_ids must name at least one device'),
 ], ids=['not_a_link', 'no_device'])
 def test_wrong_arguments_are_named(kwargs, error, words):
     kwargs = {'module': L.Linear(3, 2), **kwargs}

@@ -3,6 +3,7 @@ import pytest
 
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
+from cvzoo import errors
 from cvzoo.core import backend, config, optimizers
 from cvzoo.core.training import concat_examples, reporter
 from cvzoo.core.training.extensions.evaluator import Evaluator
@@ -140,13 +141,13 @@ def test_chainer_form_hook_eval_func_converter_and_dict_batches():
 
 
 @pytest.mark.parametrize('make,error,words', [
-    (lambda: Evaluator(SerialIterator([1], 1), L.Linear(1, 1)), ValueError,
+    (lambda: Evaluator(SerialIterator([1], 1), L.Linear(1, 1)), errors.UsageError,
      'repeats forever'),
     (lambda: Evaluator(SerialIterator([1], 1, repeat=False)), TypeError, 'needs the link'),
     (lambda: Evaluator(SerialIterator([1], 1, repeat=False), L.Linear(1, 1), prefix='v/'),
      TypeError, 'prefix: only for Evaluator'),
     (lambda: Evaluator({'val': SerialIterator([1], 1, repeat=False)}, L.Linear(1, 1)),
-     ValueError, "a dict must have a 'main' entry"),
+     errors.UsageError, "a dict must have a 'main' entry"),
     (lambda: Evaluator(3), TypeError, 'evaluate'),
     (lambda: Evaluator(lambda: {}, device='cuda:0'), TypeError,
      r'device: only for Evaluator\(iterator, target\)'),
