@@ -12,24 +12,11 @@ import functools
 
 import numpy
 
-import cvzoo.core.functions as F
+import cvzoo.core.links as L
 from cvzoo.cli import argument_types, entry, train_options
-from cvzoo.core import optimizers
+from cvzoo.core import optimizers, training
 from cvzoo.core.serializers import npz
-from cvzoo.core.training import reporter, trainer
-from cvzoo.core.training.extensions import (
-    cosine_shift,
-    evaluator,
-    fail_on_non_number,
-    log_report,
-    observe_lr,
-    plot_report,
-    print_report,
-    progress_bar,
-    snapshot,
-)
-from cvzoo.core.training.iterators import multiprocess_iterator, serial_iterator
-from cvzoo.core.training.updaters import standard_updater
+from cvzoo.core.training import extensions
 from cvzoo.datasets import registry
 from cvzoo.datasets.transform_dataset import TransformDataset
 from cvzoo.evaluators import ClassificationEvaluator
@@ -76,15 +63,6 @@ def build_model(args, n_class):
     return model.to_device(args.device)
 
 
-def make_loss(model):
-    def loss_func(x, t):
-        y = model(x)
-        loss = F.softmax_cross_entropy(y, t)
-        reporter.report({'loss': loss, 'accuracy': F.accuracy(y, t)}, model)
-        return loss
-    return loss_func
-
-
 def make_communicator(args):
     if args.communicator == 'none':
         return None
@@ -112,24 +90,25 @@ def main(argv=None):
 
         train = scatter_dataset(train, comm, shuffle=True, seed=args.seed)
         val = scatter_dataset(val, comm, force_equal_length=False)
-    optimizer = optimizers.MomentumSGD(lr=args.lr * size, momentum=0.9).setup(model)
+    # reports main/loss and main/accuracy; its parameters are the model's
+    classifier = L.Classifier(model)
+    optimizer = optimizers.MomentumSGD(lr=args.lr * size, momentum=0.9).setup(classifier)
     optimizer.add_hook(optimizers.WeightDecay(1e-4))
     if comm is not None:
         optimizer = multi_node_optimizer.create_multi_node_optimizer(optimizer, comm)
     if args.loaderjob > 0:
-        iterator = multiprocess_iterator.MultiprocessIterator(
+        iterator = training.iterators.MultiprocessIterator(
             train, args.batchsize, n_processes=args.loaderjob, seed=args.seed)
     else:
-        iterator = serial_iterator.SerialIterator(train, args.batchsize, seed=args.seed)
-    updater = standard_updater.StandardUpdater(iterator, optimizer, device=args.device,
-                                               loss_func=make_loss(model))
+        iterator = training.iterators.SerialIterator(train, args.batchsize, seed=args.seed)
+    updater = training.updaters.StandardUpdater(iterator, optimizer, device=args.device)
     iterations_per_epoch = -(-len(train) // args.batchsize)
     n_iteration = args.iteration or args.epoch * iterations_per_epoch
     stop = (args.iteration, 'iteration') if args.iteration else (args.epoch, 'epoch')
-    run = trainer.Trainer(updater, stop, out=args.out)
+    run = training.Trainer(updater, stop, out=args.out)
     warmup = min(args.warmup_iteration, n_iteration // 2) if size > 1 else 0
-    run.extend(cosine_shift.CosineShift('lr', n_iteration, init=args.lr * size,
-                                        warmup_iter=warmup, warmup_start=args.lr))
+    run.extend(extensions.CosineShift('lr', n_iteration, init=args.lr * size,
+                                      warmup_iter=warmup, warmup_start=args.lr))
     add_reporting(run, args, model, val, label_names, comm, n_iteration)
     if args.resume:
         npz.load_npz(args.resume, run)
@@ -149,20 +128,20 @@ def add_reporting(run, args, model, val, label_names, comm, n_iteration):
         from cvzoo.core.communicators import multi_node_evaluator
 
         check = multi_node_evaluator.create_multi_node_evaluator(check, comm)
-    run.extend(evaluator.Evaluator(check), trigger=interval)
-    run.extend(observe_lr.observe_lr())
-    run.extend(fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False))
+    run.extend(extensions.Evaluator(check), trigger=interval)
+    run.extend(extensions.observe_lr())
+    run.extend(extensions.FailOnNonNumber(keys=('main/loss',), check_params=False))
     if comm is not None and comm.rank != 0:
         return
-    run.extend(log_report.LogReport(trigger=interval))
-    run.extend(print_report.PrintReport(
+    run.extend(extensions.LogReport(trigger=interval))
+    run.extend(extensions.PrintReport(
         ['epoch', 'iteration', 'main/loss', 'main/accuracy', 'validation/main/top1', 'lr',
          'elapsed_time']))
-    run.extend(progress_bar.ProgressBar(update_interval=10))
-    run.extend(plot_report.PlotReport(['main/loss'], trigger=interval, filename='loss.png'))
-    run.extend(plot_report.PlotReport(['main/accuracy', 'validation/main/top1'],
-                                      trigger=interval, filename='accuracy.png'))
-    run.extend(snapshot.snapshot(n_retains=2), trigger=interval)
+    run.extend(extensions.ProgressBar(update_interval=10))
+    run.extend(extensions.PlotReport(['main/loss'], trigger=interval, filename='loss.png'))
+    run.extend(extensions.PlotReport(['main/accuracy', 'validation/main/top1'],
+                                     trigger=interval, filename='accuracy.png'))
+    run.extend(extensions.snapshot(n_retains=2), trigger=interval)
 
 
 if __name__ == '__main__':

@@ -22,7 +22,7 @@ from cvzoo import errors
 from cvzoo.core.links import link
 from cvzoo.core.serializers import atomic_write, npz
 from cvzoo.core.variable import Parameter
-from cvzoo.core.training.extensions import snapshot as snapshot_module
+from cvzoo.core.training.extensions import snapshots as snapshot_module
 from cvzoo.models import conversion_cache, discovery, registry, zoo
 from cvzoo.utils import download, image, paths
 from tests.helpers import pth_writer, toy_models, train_runs

@@ -48,6 +48,7 @@ from cvzoo.core.functions.connection.convolution_2d import convolution_2d
 from cvzoo.core.functions.connection.deconvolution_2d import deconvolution_2d
 from cvzoo.core.functions.connection.depthwise_convolution_2d import depthwise_convolution_2d
 from cvzoo.core.functions.connection.dilated_convolution_2d import dilated_convolution_2d
+from cvzoo.core.functions.connection.embed_id import embed_id
 from cvzoo.core.functions.connection.linear import linear
 
 # --- evaluation ---

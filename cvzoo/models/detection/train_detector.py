@@ -16,10 +16,10 @@ from cvzoo.core.training import trainer as trainer_module
 from cvzoo.core.training.extensions import (
     log_report,
     multistep_shift,
-    observe_lr,
     plot_report,
     print_report,
-    snapshot,
+    snapshots,
+    value_observation,
 )
 from cvzoo.core.training.iterators import serial_iterator
 from cvzoo.core.training.updaters import standard_updater
@@ -101,14 +101,14 @@ def train_detector(model, optimizer, dataset, label_names, *, out, batchsize,
     if comm is None or comm.rank == 0:
         shown = list(loss_keys)
         if scheduled:
-            trainer.extend(observe_lr.observe_lr(), trigger=log_trigger)
+            trainer.extend(value_observation.observe_lr(), trigger=log_trigger)
             shown.append('lr')
         trainer.extend(log_report.LogReport(trigger=log_trigger))
         trainer.extend(print_report.PrintReport(['iteration'] + shown + ['elapsed_time']),
                        trigger=log_trigger)
         trainer.extend(plot_report.PlotReport(list(loss_keys), trigger=log_trigger,
                                               filename='loss.png'))
-    trainer.extend(snapshot.snapshot(autoload=resume, n_retains=1),
+    trainer.extend(snapshots.snapshot(autoload=resume, n_retains=1),
                    trigger=(max(n_iteration // 5, 1), 'iteration'))
     trainer.extend(guard)
     trainer.run()

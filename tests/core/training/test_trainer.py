@@ -3,7 +3,7 @@ import time
 import pytest
 
 from cvzoo.core.serializers import npz
-from cvzoo.core.training.extensions.snapshot import snapshot
+from cvzoo.core.training.extensions.snapshots import snapshot
 
 
 def test_snapshots_do_not_inflate_elapsed_time(make_trainer, tmp_path):

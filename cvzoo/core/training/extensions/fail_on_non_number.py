@@ -4,7 +4,7 @@ import numpy
 
 from cvzoo.core import backend
 from cvzoo.core.training import extension, finite_state
-from cvzoo.core.training.extensions import snapshot
+from cvzoo.core.training.extensions import snapshots
 
 # NOTE: kept here too, where the train scripts and their callers have always caught it
 NonFiniteError = finite_state.NonFiniteError
@@ -27,7 +27,7 @@ class FailOnNonNumber(extension.Extension):
         NonFiniteError: naming the first non-finite observation (e.g. ``main/loss``) or
             parameter (e.g. ``parameter /conv1/W of optimizer 'main'``), the iteration,
             and the newest snapshot of the run (see
-            :func:`~cvzoo.core.training.extensions.snapshot.last_finite_note`).
+            :func:`~cvzoo.core.training.extensions.snapshots.last_finite_note`).
     """
 
     name = 'FailOnNonNumber'
@@ -48,7 +48,7 @@ class FailOnNonNumber(extension.Extension):
                 raise NonFiniteError(
                     f'FailOnNonNumber: observation {key!r} is {array} at iteration '
                     f'{iteration}; training stopped before any snapshot of this iteration '
-                    f'({snapshot.last_finite_note(trainer)}); lower the learning rate or '
+                    f'({snapshots.last_finite_note(trainer)}); lower the learning rate or '
                     'check the data')
         if not self._check_params:
             return
@@ -57,7 +57,7 @@ class FailOnNonNumber(extension.Extension):
         if culprit is not None:
             raise NonFiniteError(
                 f'FailOnNonNumber: {culprit} holds NaN or inf at iteration {iteration} '
-                f'({snapshot.last_finite_note(trainer)})')
+                f'({snapshots.last_finite_note(trainer)})')
 
 
 def _is_number(array):

@@ -162,6 +162,7 @@ class MultiprocessIterator:
     epoch_detail = property(lambda self: self._view.epoch_detail)
     previous_epoch_detail = property(lambda self: self._view.previous_epoch_detail)
     current_position = property(lambda self: self._view.current_position)
+    repeat = property(lambda self: self._view.repeat)
 
     def __iter__(self):
         return self

@@ -78,6 +78,11 @@ class SerialIterator:
     next = __next__
 
     @property
+    def repeat(self):
+        """Whether the iterator goes on past the end of the dataset."""
+        return self._repeat
+
+    @property
     def epoch_detail(self):
         return self.epoch + self.current_position / len(self.dataset)
 

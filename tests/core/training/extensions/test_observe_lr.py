@@ -2,8 +2,7 @@ import pytest
 
 from cvzoo.core.training.extensions.exponential_shift import ExponentialShift
 from cvzoo.core.training.extensions.log_report import LogReport
-from cvzoo.core.training.extensions.observe_lr import observe_lr
-from cvzoo.core.training.extensions.observe_value import observe_value
+from cvzoo.core.training.extensions.value_observation import observe_lr, observe_value
 
 
 def test_logged_lr_is_the_lr_of_each_update(make_trainer):

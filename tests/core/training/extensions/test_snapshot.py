@@ -6,7 +6,7 @@ from cvzoo.core import backend
 from cvzoo.core.serializers import npz
 from cvzoo.core.training.finite_state import NonFiniteError
 from cvzoo.core.training.extensions.log_report import LogReport
-from cvzoo.core.training.extensions.snapshot import snapshot
+from cvzoo.core.training.extensions.snapshots import snapshot
 
 
 def _params(trainer):

@@ -1,4 +1,5 @@
-"""snapshot: save the trainer (model, optimizer, iterator, extensions) to resume from."""
+"""snapshot and snapshot_object: save the trainer (model, optimizer, iterator,
+extensions) to resume from, or one object such as the model."""
 
 import glob
 import os
@@ -146,3 +147,19 @@ def snapshot(filename='snapshot_iter_{.updater.iteration}', savefun=npz.save_npz
     if not isinstance(n_retains, int) or n_retains < -1 or n_retains == 0:
         raise ValueError(f'n_retains: expected -1 (keep all) or a positive int, got {n_retains!r}')
     return _Snapshot(filename, savefun, loadfun, target, condition, autoload, n_retains)
+
+
+def snapshot_object(target, filename, savefun=npz.save_npz, **kwargs):
+    """Return an extension saving ``target`` (e.g. the model) to ``trainer.out/filename``.
+
+    Args:
+        target: a Link, Optimizer or anything ``savefun`` can save.
+        filename (str): formatted with the trainer, e.g. ``'model_iter_{.updater.iteration}'``.
+        savefun: ``savefun(path, target)``.
+        **kwargs: ``condition``, ``n_retains``, ``autoload`` as for ``snapshot``.
+
+    >>> ext = snapshot_object(object(), 'model_{.updater.epoch}.npz')
+    >>> ext.trigger
+    (1, 'epoch')
+    """
+    return snapshot(filename, savefun, target=target, **kwargs)

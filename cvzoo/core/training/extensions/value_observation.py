@@ -1,4 +1,5 @@
-"""observe_value: report a value computed from the trainer (e.g. the learning rate)."""
+"""observe_value and observe_lr: report a value computed from the trainer (e.g. the
+learning rate)."""
 
 from cvzoo.core.training import extension
 
@@ -20,3 +21,14 @@ def observe_value(observation_key, target_func):
         trainer.reporter.report({observation_key: target_func(trainer)})
 
     return _observe
+
+
+def observe_lr(optimizer_name='main', observation_key='lr'):
+    """Return an extension reporting ``updater.get_optimizer(optimizer_name).lr``.
+
+    Args:
+        optimizer_name (str): the optimizer in the updater.
+        observation_key (str): the key it is reported under.
+    """
+    return observe_value(
+        observation_key, lambda trainer: trainer.updater.get_optimizer(optimizer_name).lr)
