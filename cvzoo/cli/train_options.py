@@ -60,6 +60,8 @@ def check_batchsize(batchsize, n_example, dataset):
     Raises:
         cvzoo.errors.UsageError: naming --batchsize, --dataset and its size.
     """
+    if n_example == 0:
+        raise errors.UsageError(f'--dataset {dataset}: holds no training examples')
     if batchsize > n_example:
         raise errors.UsageError(
             f'--batchsize {batchsize}: larger than the {n_example} training examples of '

@@ -424,10 +424,22 @@ def load_classification_training_splits(name, val=None, seed=0):
     if name == 'digits':
         return _digits(seed)
     dataset = DirectoryParsingLabelDataset(name)
+    _check_classes(dataset, name)
     if val:
         return dataset, DirectoryParsingLabelDataset(val), dataset.label_names
     train, held_out = split_dataset_random(dataset, int(0.8 * len(dataset)), seed=seed)
     return train, held_out, dataset.label_names
+
+
+def _check_classes(dataset, root):
+    """Refuse a folder per class with fewer than two classes holding images: a
+    classifier trained on it learns nothing, however good its accuracy looks."""
+    counts = numpy.bincount(dataset.labels, minlength=len(dataset.label_names))
+    found = [name for name, count in zip(dataset.label_names, counts) if count]
+    if len(found) < 2:
+        raise errors.UsageError(
+            f'dataset: {root} must hold a folder per class, with images in at least two '
+            f'of them; found images in {found or "none"} of {list(dataset.label_names)}')
 
 
 def _digits(seed):

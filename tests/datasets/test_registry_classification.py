@@ -42,3 +42,20 @@ def test_digits():
     assert (len(train), len(held_out), names) == (1437, 360, tuple('0123456789'))
     img, label = train[0]
     assert img.shape == (3, 8, 8) and img.dtype == numpy.float32 and 0 <= label < 10
+
+
+@pytest.mark.parametrize('layout', ['empty', 'one_class', 'second_class_empty'])
+def test_a_folder_without_two_classes_of_images_is_refused(tmp_path, layout):
+    """A classifier trained on one class learns nothing while its accuracy reads 100%."""
+    from cvzoo import errors
+
+    root = tmp_path / 'train'
+    root.mkdir()
+    if layout != 'empty':
+        _class_folders(tmp_path / 'both', 2)
+        (tmp_path / 'both' / 'cat').rename(root / 'cat')
+    if layout == 'second_class_empty':
+        (root / 'dog').mkdir()
+    with pytest.raises(errors.UsageError, match='at least two') as info:
+        registry.load_classification_training_splits(str(root))
+    assert str(root) in str(info.value)
