@@ -1,6 +1,6 @@
 """Feed cvzoo bad input the way users do, and count how each case ends.
 
-    python tools/fault_sweep.py [--only CLASS] [--verbose]
+    python tools/fault_sweep.py [--only CLASS] [--case NAME] [--verbose]
 
 Each case makes its files in a fresh folder, runs one command (the ``cvzoo`` CLI, a
 script, or a few lines of Python through the public API) in a subprocess with a memory
@@ -701,11 +701,12 @@ def run(make, tmp):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--only', help='run only the cases of this class')
+    parser.add_argument('--case', help='run only the case of this name')
     parser.add_argument('--verbose', action='store_true', help='print each message in full')
     args = parser.parse_args(argv)
     counts = {}
     for klass, name, expect, make in CASES:
-        if args.only and klass != args.only:
+        if (args.only and klass != args.only) or (args.case and name != args.case):
             continue
         with tempfile.TemporaryDirectory() as folder:
             outcome, message = run(make, pathlib.Path(folder))

@@ -40,3 +40,8 @@ def run_script(name, argv, monkeypatch):
     except SystemExit as exc:
         return exc.code
     return 0
+
+
+def load_tool(name):
+    """The module of ``tools/<name>.py`` (e.g. ``load_tool('fault_sweep')``)."""
+    return _load(ROOT / 'tools' / f'{name}.py', f'cvzoo_tool_{name}')
