@@ -1,5 +1,6 @@
 """square: elementwise x * x."""
 
+from cvzoo.core import backend
 from cvzoo.core import function_node
 
 
@@ -22,6 +23,6 @@ def square(x):
     Returns:
         Variable: of x's shape and dtype.
     """
-    if x.dtype.kind != 'f':
+    if not backend.is_float_dtype(x.dtype):
         raise TypeError(f'square: x must be a float array, got dtype {x.dtype}')
     return Square().apply((x,))[0]
