@@ -172,4 +172,7 @@ def compute_in_float32_on_host(forward, inputs):
         return forward(inputs)
     low, = low  # the functions using this check that their inputs share a dtype
     wide = tuple(x.astype(numpy.float32) if x.dtype == low else x for x in inputs)
-    return tuple(y.astype(low) if y.dtype == numpy.float32 else y for y in forward(wide))
+    outputs = forward(wide)
+    # NOTE: a float16 overflow gives inf, as on a GPU, silently: LossScaler handles it.
+    with numpy.errstate(over='ignore'):
+        return tuple(y.astype(low) if y.dtype == numpy.float32 else y for y in outputs)
