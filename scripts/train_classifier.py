@@ -2,20 +2,24 @@
 
 Single process:      python scripts/train_classifier.py --dataset digits --out result
 Several processes:   mpiexec -n 4 python scripts/train_classifier.py --communicator mpi ...
+Mixed precision:     python scripts/train_classifier.py --autocast float16 ...
 
 With a communicator, the learning rate is multiplied by the number of processes and
 reached by a linear warmup (Goyal et al. 2017, "Accurate, Large Minibatch SGD: Training
-ImageNet in 1 Hour"); every run then follows a cosine decay.
+ImageNet in 1 Hour"); every run then follows a cosine decay. ``--autocast`` runs the
+forward pass under ``cvzoo.core.autocast`` (float32 weights); with float16 a dynamic
+``LossScaler`` is on unless ``--no-loss-scaling``.
 """
 
 import argparse
+import contextlib
 import functools
 import sys
 
 import numpy
 
 import cvzoo.core.functions as F
-from cvzoo.core import optimizers
+from cvzoo.core import autocast, optimizers
 from cvzoo.core.serializers import npz
 from cvzoo.core.training import reporter, trainer
 from cvzoo.core.training.extensions import (
@@ -24,6 +28,7 @@ from cvzoo.core.training.extensions import (
     fail_on_non_number,
     log_report,
     observe_lr,
+    observe_value,
     plot_report,
     print_report,
     progress_bar,
@@ -50,6 +55,10 @@ def parse_args(argv):
     parser.add_argument('--epoch', type=int, default=10)
     parser.add_argument('--iteration', type=int, help='train this many iterations instead')
     parser.add_argument('--lr', type=float, default=0.05, help='for one process')
+    parser.add_argument('--autocast', choices=('bfloat16', 'float16'),
+                        help='mixed precision: convolutions and products in this dtype')
+    parser.add_argument('--loss-scaling', action=argparse.BooleanOptionalAction,
+                        help='dynamic loss scaling (default: on with --autocast float16)')
     parser.add_argument('--warmup-iteration', type=int, default=100)
     parser.add_argument('--loaderjob', type=int, default=0, help='worker processes (0: none)')
     parser.add_argument('--seed', type=int, default=0)
@@ -76,10 +85,11 @@ def build_model(args, n_class):
     return model.to_device(args.device)
 
 
-def make_loss(model):
+def make_loss(model, autocast_dtype=None):
     def loss_func(x, t):
-        y = model(x)
-        loss = F.softmax_cross_entropy(y, t)
+        with autocast(autocast_dtype) if autocast_dtype else contextlib.nullcontext():
+            y = model(x)
+            loss = F.softmax_cross_entropy(y, t)
         reporter.report({'loss': loss, 'accuracy': F.accuracy(y, t)}, model)
         return loss
     return loss_func
@@ -113,6 +123,8 @@ def main(argv=None):
         val = scatter_dataset(val, comm, force_equal_length=False)
     optimizer = optimizers.MomentumSGD(lr=args.lr * size, momentum=0.9).setup(model)
     optimizer.add_hook(optimizers.WeightDecay(1e-4))
+    if args.loss_scaling or (args.loss_scaling is None and args.autocast == 'float16'):
+        optimizer.loss_scaler = optimizers.LossScaler()
     if comm is not None:
         optimizer = multi_node_optimizer.create_multi_node_optimizer(optimizer, comm)
     if args.loaderjob > 0:
@@ -121,7 +133,7 @@ def main(argv=None):
     else:
         iterator = serial_iterator.SerialIterator(train, args.batchsize, seed=args.seed)
     updater = standard_updater.StandardUpdater(iterator, optimizer, device=args.device,
-                                               loss_func=make_loss(model))
+                                               loss_func=make_loss(model, args.autocast))
     iterations_per_epoch = -(-len(train) // args.batchsize)
     n_iteration = args.iteration or args.epoch * iterations_per_epoch
     stop = (args.iteration, 'iteration') if args.iteration else (args.epoch, 'epoch')
@@ -150,6 +162,9 @@ def add_reporting(run, args, model, val, label_names, comm, n_iteration):
         check = multi_node_evaluator.create_multi_node_evaluator(check, comm)
     run.extend(evaluator.Evaluator(check), trigger=interval)
     run.extend(observe_lr.observe_lr())
+    scaler = run.updater.get_optimizer('main').loss_scaler
+    if scaler is not None:
+        run.extend(observe_value.observe_value('loss_scale', lambda _: scaler.loss_scale))
     run.extend(fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False))
     if comm is not None and comm.rank != 0:
         return
