@@ -1,7 +1,8 @@
 """Public contract checks, used by cvzoo's tests and by users who add their own parts.
 
 ``check_function`` tests a differentiable function (forward, backward, double backward,
-retention), ``check_autocast`` the same function under ``cvzoo.core.autocast``; the ``assert_is_*`` checks test models and datasets against DESIGN.md.
+retention), ``check_autocast`` the same function under ``cvzoo.core.autocast``; the
+``assert_is_*`` checks test models and datasets against DESIGN.md.
 """
 
 from cvzoo.testing.dataset_checks import (

@@ -25,6 +25,6 @@ from cvzoo.core.optimizers.update_rule import UpdateRule
 
 __all__ = [
     'SGD', 'Adam', 'AdamRule', 'AdamW', 'GradientClipping', 'GradientLARS', 'Hyperparameter',
-    'LossScaler', 'MomentumSGD', 'MomentumSGDRule', 'NesterovAG', 'NesterovAGRule', 'Optimizer', 'RMSprop',
-    'RMSpropRule', 'SGDRule', 'UpdateRule', 'WeightDecay',
+    'LossScaler', 'MomentumSGD', 'MomentumSGDRule', 'NesterovAG', 'NesterovAGRule',
+    'Optimizer', 'RMSprop', 'RMSpropRule', 'SGDRule', 'UpdateRule', 'WeightDecay',
 ]

@@ -1,7 +1,5 @@
 """average_pooling_2d: the mean of each window."""
 
-import numpy
-
 from cvzoo.core import backend, function_node
 from cvzoo.core import variable as variable_module
 from cvzoo.core.functions.pooling import unpooling_2d, window_2d
