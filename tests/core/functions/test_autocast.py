@@ -41,6 +41,12 @@ LOW_PRECISION_CASES = {
     'convolution_2d_groups': (
         lambda x, W, b: F.convolution_2d(x, W, b, pad=1, groups=2),
         lambda r: (_normal(r, 2, 4, 5, 5), _normal(r, 6, 2, 3, 3), _normal(r, 6))),
+    'convolution_2d_depthwise': (
+        lambda x, W, b: F.convolution_2d(x, W, b, pad=1, groups=4),
+        lambda r: (_normal(r, 2, 4, 5, 5), _normal(r, 4, 1, 3, 3), _normal(r, 4))),
+    'convolution_2d_depthwise_stride': (
+        lambda x, W: F.convolution_2d(x, W, stride=2, groups=4),
+        lambda r: (_normal(r, 2, 4, 7, 7), _normal(r, 8, 1, 3, 3))),
     'convolution_2d_1x1': (lambda x, W: F.convolution_2d(x, W),
                            lambda r: (_normal(r, 2, 5, 4, 4), _normal(r, 3, 5, 1, 1))),
     'deconvolution_2d': (
