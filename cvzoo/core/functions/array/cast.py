@@ -2,8 +2,7 @@
 
 import numpy
 
-from cvzoo.core import backend
-from cvzoo.core import function_node
+from cvzoo.core import backend, function_node
 from cvzoo.core import variable as variable_module
 
 

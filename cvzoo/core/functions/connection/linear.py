@@ -1,7 +1,6 @@
 """linear: an affine map ``x W^T + b`` over the last axes of x."""
 
-from cvzoo.core import backend
-from cvzoo.core import function_node, gemm, mixed_precision
+from cvzoo.core import backend, function_node, gemm, mixed_precision
 from cvzoo.core import variable as variable_module
 from cvzoo.core.functions.array import reshape as reshape_module
 from cvzoo.core.functions.array import transpose as transpose_module

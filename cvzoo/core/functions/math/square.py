@@ -1,7 +1,6 @@
 """square: elementwise x * x."""
 
-from cvzoo.core import backend
-from cvzoo.core import function_node
+from cvzoo.core import backend, function_node
 
 
 class Square(function_node.FunctionNode):
