@@ -2,19 +2,23 @@
 
 Single process:      python scripts/train_classifier.py --dataset digits --out result
 Several processes:   mpiexec -n 4 python scripts/train_classifier.py --communicator mpi ...
+Mixed precision:     python scripts/train_classifier.py --autocast float16 ...
 
 With a communicator, the learning rate is multiplied by the number of processes and
 reached by a linear warmup (Goyal et al. 2017, "Accurate, Large Minibatch SGD: Training
-ImageNet in 1 Hour"); every run then follows a cosine decay.
+ImageNet in 1 Hour"); every run then follows a cosine decay. ``--autocast`` runs the
+forward pass under ``cvzoo.core.autocast`` (float32 weights); with float16 a dynamic
+``LossScaler`` is on unless ``--no-loss-scaling``.
 """
 
+import argparse
 import functools
 
 import numpy
 
 import cvzoo.core.links as L
 from cvzoo.cli import argument_types, entry, train_options
-from cvzoo.core import optimizers, training
+from cvzoo.core import autocast, optimizers, training
 from cvzoo.core.serializers import npz
 from cvzoo.core.training import extensions
 from cvzoo.datasets import registry
@@ -42,6 +46,10 @@ def parse_args(argv):
                         help='a snapshot to continue from')
     train_options.add_train_options(parser, batchsize=64, iteration=None, lr=0.05,
                                     lr_help='for one process', resume_flag=False)
+    parser.add_argument('--autocast', choices=('bfloat16', 'float16'),
+                        help='mixed precision: convolutions and products in this dtype')
+    parser.add_argument('--loss-scaling', action=argparse.BooleanOptionalAction,
+                        help='dynamic loss scaling (default: on with --autocast float16)')
     return parser.parse_args(argv)
 
 
@@ -61,6 +69,18 @@ def build_model(args, n_class):
     else:
         model = zoo.get_model(args.model, n_class=n_class, **kwargs)
     return model.to_device(args.device)
+
+
+def under_autocast(classifier, dtype):
+    """The loss function of the updater: ``classifier`` with its forward pass under
+    ``autocast(dtype)`` (the loss itself stays float32), or ``classifier`` for None."""
+    if dtype is None:
+        return classifier
+
+    def loss_func(*batch):
+        with autocast(dtype):
+            return classifier(*batch)
+    return loss_func
 
 
 def make_communicator(args):
@@ -94,6 +114,8 @@ def main(argv=None):
     classifier = L.Classifier(model)
     optimizer = optimizers.MomentumSGD(lr=args.lr * size, momentum=0.9).setup(classifier)
     optimizer.add_hook(optimizers.WeightDecay(1e-4))
+    if args.loss_scaling or (args.loss_scaling is None and args.autocast == 'float16'):
+        optimizer.loss_scaler = optimizers.LossScaler()
     if comm is not None:
         optimizer = multi_node_optimizer.create_multi_node_optimizer(optimizer, comm)
     if args.loaderjob > 0:
@@ -101,7 +123,9 @@ def main(argv=None):
             train, args.batchsize, n_processes=args.loaderjob, seed=args.seed)
     else:
         iterator = training.iterators.SerialIterator(train, args.batchsize, seed=args.seed)
-    updater = training.updaters.StandardUpdater(iterator, optimizer, device=args.device)
+    updater = training.updaters.StandardUpdater(
+        iterator, optimizer, device=args.device,
+        loss_func=under_autocast(classifier, args.autocast))
     iterations_per_epoch = -(-len(train) // args.batchsize)
     n_iteration = args.iteration or args.epoch * iterations_per_epoch
     stop = (args.iteration, 'iteration') if args.iteration else (args.epoch, 'epoch')
@@ -130,6 +154,9 @@ def add_reporting(run, args, model, val, label_names, comm, n_iteration):
         check = multi_node_evaluator.create_multi_node_evaluator(check, comm)
     run.extend(extensions.Evaluator(check), trigger=interval)
     run.extend(extensions.observe_lr())
+    scaler = run.updater.get_optimizer('main').loss_scaler
+    if scaler is not None:
+        run.extend(extensions.observe_value('loss_scale', lambda _: scaler.loss_scale))
     run.extend(extensions.FailOnNonNumber(keys=('main/loss',), check_params=False))
     if comm is not None and comm.rank != 0:
         return

@@ -9,10 +9,11 @@ from cvzoo.core.backend import get_array_module, get_device, to_device, to_numpy
 from cvzoo.core.backprop import grad
 from cvzoo.core.config import force_backprop_mode, no_backprop_mode, using_config
 from cvzoo.core.function_node import FunctionNode
+from cvzoo.core.mixed_precision import autocast
 from cvzoo.core.variable import Parameter, Variable, as_array, as_variable
 
 __all__ = [
-    'FunctionNode', 'Parameter', 'Variable', 'as_array', 'as_variable',
+    'FunctionNode', 'Parameter', 'Variable', 'as_array', 'as_variable', 'autocast',
     'force_backprop_mode', 'get_array_module', 'get_device', 'grad', 'no_backprop_mode',
     'to_device', 'to_numpy', 'using_config',
 ]

@@ -333,6 +333,20 @@ def check_same_device(arrays, what: str) -> None:
             )
 
 
+def is_float_dtype(dtype) -> bool:
+    """Whether ``dtype`` is a floating-point dtype: NumPy's float16/32/64, or bfloat16.
+
+    NOTE: ml_dtypes' bfloat16 (cvzoo.core.autocast) is a NumPy user dtype of kind 'V',
+    so ``dtype.kind == 'f'`` misses it; it is recognised by name, without importing
+    ml_dtypes.
+
+    >>> is_float_dtype(numpy.float32), is_float_dtype(numpy.int64)
+    (True, False)
+    """
+    dtype = numpy.dtype(dtype)
+    return dtype.kind == 'f' or dtype.name == 'bfloat16'
+
+
 # dtypes CUDA's atomicAdd takes, and so CuPy's add.at / cupyx.scatter_add
 _ATOMIC_ADD_DTYPES = frozenset(numpy.dtype(t) for t in (
     numpy.float16, numpy.float32, numpy.float64, numpy.int32, numpy.uint32, numpy.uint64))

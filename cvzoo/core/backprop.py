@@ -2,7 +2,8 @@
 
 Functions are visited from the highest rank down, so each runs once, after every
 consumer of its outputs. Gradients are Variables; unless double backprop is asked for,
-the backward pass runs in no-backprop mode and records nothing.
+the backward pass runs in no-backprop mode and records nothing. It runs with autocast
+(cvzoo.core.mixed_precision) off.
 """
 
 import heapq
@@ -105,7 +106,9 @@ def _run(outputs, output_grads, targets, enable_double_backprop, retain_graph, r
     if retain_graph is None:
         retain_graph = enable_double_backprop
     mode = config_module.using_config('enable_backprop', enable_double_backprop)
-    with mode:
+    # NOTE: each backward computes in the dtypes its forward saw; autocast's casts were
+    # recorded as F.cast nodes, so it must not cast the gradients a second time.
+    with mode, config_module.using_config('autocast', None):
         return _loop(outputs, output_grads, set(targets), enable_double_backprop, retain_graph,
                      retain_grad)
 

@@ -1,9 +1,10 @@
 """Run-time configuration: train/test mode and whether to record the graph.
 
 The fields are read as ``config.train``, ``config.enable_backprop``, ``config.debug``,
-``config.type_check`` and ``config.blas_threading`` ('cvzoo' or 'openblas', see
-``cvzoo.core.gemm``). Each thread sees the process-wide defaults until it changes a field,
-and fields are changed only through the context managers below.
+``config.type_check``, ``config.blas_threading`` ('cvzoo' or 'openblas', see
+``cvzoo.core.gemm``) and ``config.autocast`` (the low-precision dtype that
+``cvzoo.core.autocast`` set, or None). Each thread sees the process-wide defaults until it
+changes a field, and fields are changed only through the context managers below.
 
 >>> with using_config('train', False):
 ...     config.train
@@ -23,6 +24,8 @@ _DEFAULTS = {
     # 'cvzoo': gemm.matmul's policy (one BLAS thread for small products, blocks on
     # threads for large ones); 'openblas': leave every product to OpenBLAS's own threads.
     'blas_threading': 'cvzoo',
+    # None, or the numpy dtype (float16, bfloat16) that mixed_precision.autocast set
+    'autocast': None,
 }
 
 

@@ -487,7 +487,19 @@ def _ufunc_call(ufunc, method, inputs, kwargs):
         kwargs = dict(kwargs, out=tuple(_unwrap(o, what) for o in outs))
         result = getattr(ufunc, method)(*numpy_inputs, **kwargs)
         return outs[0] if len(outs) == 1 else outs
-    return _wrap_result(getattr(ufunc, method)(*numpy_inputs, **kwargs))
+    result = getattr(ufunc, method)(*numpy_inputs, **kwargs)
+    if ufunc is numpy.matmul:
+        result = _matmul_dtype_as_cupy(result, numpy_inputs)
+    return _wrap_result(result)
+
+
+def _matmul_dtype_as_cupy(result, inputs):
+    """NumPy's matmul of two bfloat16 arrays (ml_dtypes) returns float32; CuPy's returns
+    bfloat16 (computed with float32 accumulation by cuBLAS), as for float16."""
+    dtypes = {numpy.dtype(x.dtype) for x in inputs}
+    if len(dtypes) == 1 and dtypes.pop().name == 'bfloat16' and result.dtype.name != 'bfloat16':
+        return result.astype(inputs[0].dtype)
+    return result
 
 
 # --- module functions ------------------------------------------------------------------

@@ -3,9 +3,11 @@ the file and the first such array; float images holding them are refused naming 
 file or the image; training never writes a snapshot holding them and says which
 snapshot holds the last finite state; optimizers and thresholds refuse them as
 hyperparameters; an unreadable newest snapshot to resume from is named, with the next
-older one."""
+older one; a float16 step whose gradients overflow under a LossScaler is skipped, and the
+run goes on."""
 
 import io
+import json
 
 import numpy
 import pytest
@@ -202,3 +204,28 @@ def test_a_trained_model_holding_nan_is_not_written(tmp_path):
     with pytest.raises(NonFiniteError, match='bn1/avg_mean'):
         save_trained_model(model, path, 'small_cnn', n_class=3)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_overflowing_float16_step_is_skipped_and_the_run_goes_on(tmp_path, monkeypatch):
+    out = tmp_path / 'out'
+    args = train_runs.train_args('classifier', tmp_path, out, 4) + ['--autocast', 'float16']
+    unscale = optimizers.LossScaler.unscale
+    calls = []
+
+    def overflow_at_the_second_step(self, link):
+        calls.append(1)
+        if len(calls) == 2:  # what a float16 overflow in backward leaves
+            param = next(p for p in link.params() if p.grad is not None)
+            param.grad[...] = numpy.inf
+        return unscale(self, link)
+
+    monkeypatch.setattr(optimizers.LossScaler, 'unscale', overflow_at_the_second_step)
+    train_runs.load_train_script('classifier').main(args)
+    scales = [json.loads(line)['loss_scale'] for line in (out / 'log').read_text().splitlines()]
+    assert scales[1] == scales[0] / 2  # the second step was skipped
+    # (real float16 overflows may skip more steps: each one halves the scale)
+    n_skipped = int(numpy.log2(2.0 ** 15 / scales[-1]))
+    assert npz.read_npz(out / 'snapshot_iter_4')['updater/optimizer:main/t'] == 4 - n_skipped
+    snapshots = sorted(out.glob('snapshot_iter_*'))
+    assert snapshots and all(not _non_finite_keys(p) for p in snapshots)
+    assert (out / 'model.npz').exists() and not _non_finite_keys(out / 'model.npz')

@@ -60,3 +60,40 @@ def test_digits_reach_97_percent_in_under_5_minutes(tmp_path):
     elapsed = time.monotonic() - start
     assert result['validation/main/top1'] >= 0.97
     assert elapsed < 300
+
+
+def _digits_run(tmp_path, name, extra, monkeypatch):
+    """Train small_cnn on digits for 8 epochs; return (top1, the autocast dtypes the
+    low-precision functions ran under, the log)."""
+    from cvzoo.core import mixed_precision
+    from cvzoo.core.config import config
+
+    seen = set()
+    cast = mixed_precision.cast_to_low_precision
+
+    def recording_cast(*inputs):
+        seen.add(None if config.autocast is None else config.autocast.name)
+        return cast(*inputs)
+
+    monkeypatch.setattr(mixed_precision, 'cast_to_low_precision', recording_cast)
+    out = tmp_path / name
+    result = _script().main(['--dataset', 'digits', '--epoch', '8', '--out', str(out)] + extra)
+    log = [json.loads(line) for line in (out / 'log').read_text().splitlines()]
+    return result['validation/main/top1'], seen, log
+
+
+def test_digits_in_mixed_precision_match_float32(tmp_path, monkeypatch):
+    """bfloat16 autocast, and float16 autocast with dynamic loss scaling, reach the float32
+    run's validation accuracy within one point (8 epochs; measured 98.9%, 99.4%, 98.9%,
+    about 5 s each on 2 cores)."""
+    pytest.importorskip('sklearn')
+    pytest.importorskip('ml_dtypes')
+    top1, seen, _ = _digits_run(tmp_path, 'float32', [], monkeypatch)
+    assert top1 >= 0.97 and seen == {None}
+    bf16_top1, seen, _ = _digits_run(tmp_path, 'bfloat16', ['--autocast', 'bfloat16'],
+                                     monkeypatch)
+    assert 'bfloat16' in seen and abs(bf16_top1 - top1) <= 0.01  # (predict() in float32)
+    f16_top1, seen, log = _digits_run(tmp_path, 'float16', ['--autocast', 'float16'],
+                                      monkeypatch)
+    assert 'float16' in seen and abs(f16_top1 - top1) <= 0.01
+    assert log[-1]['loss_scale'] == 2.0 ** 15

@@ -208,3 +208,14 @@ def test_elapsed_time_needs_recorded_events_the_host_waited_for(cp):
     cp.cuda.Device(1).synchronize()
     with pytest.raises(cp.cuda.runtime.CUDARuntimeError, match='NotReady'):
         cp.cuda.get_elapsed_time(start, end)
+
+
+def test_bfloat16_matmul_stays_bfloat16_as_in_cupy(cp):
+    """NumPy with ml_dtypes widens a bfloat16 matmul to float32; CuPy keeps bfloat16."""
+    ml_dtypes = pytest.importorskip('ml_dtypes')
+    a = cp.ones((2, 3), dtype=ml_dtypes.bfloat16)
+    b = cp.ones((3, 4), dtype=ml_dtypes.bfloat16)
+    for product in (cp.matmul(a, b), a @ b):
+        assert product.dtype == numpy.dtype(ml_dtypes.bfloat16)
+        numpy.testing.assert_array_equal(product.get().astype(numpy.float32), 3)
+    assert cp.matmul(a.astype(numpy.float32), b.astype(numpy.float32)).dtype == numpy.float32

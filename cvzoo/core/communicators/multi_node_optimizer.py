@@ -1,5 +1,7 @@
 """create_multi_node_optimizer: all-reduce the mean gradient before each update."""
 
+from cvzoo import errors
+
 
 class _MultiNodeOptimizer:
     """Wrap an optimizer; reads and writes of other attributes go to it (lr, target...)."""
@@ -34,6 +36,11 @@ class _MultiNodeOptimizer:
         call came from different parameters, so the call only broadcasts and skips the
         update (as ChainerMN does).
         """
+        if self.double_buffering and self.actual_optimizer.loss_scaler is not None:
+            raise errors.UsageError(
+                'create_multi_node_optimizer: double_buffering=True cannot be used with a '
+                'loss_scaler: each step would update with gradients scaled by the previous '
+                "step's scale; use double_buffering=False")
         target = self.actual_optimizer.target
         skip = False
         if self.needs_broadcast:
@@ -43,7 +50,7 @@ class _MultiNodeOptimizer:
         if lossfun is not None:
             target.cleargrads()
             loss = lossfun(*args, **kwargs)
-            loss.backward()
+            self.actual_optimizer.scale_loss(loss).backward()
             del loss
         if self.needs_broadcast:
             self._broadcast(target)

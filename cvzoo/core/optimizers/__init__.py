@@ -15,6 +15,7 @@ array([0.85, 1.9 ], dtype=float32)
 from cvzoo.core.optimizers.adam import Adam, AdamRule, AdamW
 from cvzoo.core.optimizers.hooks import GradientClipping, GradientLARS, WeightDecay
 from cvzoo.core.optimizers.hyperparameter import Hyperparameter
+from cvzoo.core.optimizers.loss_scaler import LossScaler
 from cvzoo.core.optimizers.momentum_sgd import MomentumSGD, MomentumSGDRule
 from cvzoo.core.optimizers.nesterov_ag import NesterovAG, NesterovAGRule
 from cvzoo.core.optimizers.optimizer import Optimizer
@@ -24,6 +25,6 @@ from cvzoo.core.optimizers.update_rule import UpdateRule
 
 __all__ = [
     'SGD', 'Adam', 'AdamRule', 'AdamW', 'GradientClipping', 'GradientLARS', 'Hyperparameter',
-    'MomentumSGD', 'MomentumSGDRule', 'NesterovAG', 'NesterovAGRule', 'Optimizer', 'RMSprop',
-    'RMSpropRule', 'SGDRule', 'UpdateRule', 'WeightDecay',
+    'LossScaler', 'MomentumSGD', 'MomentumSGDRule', 'NesterovAG', 'NesterovAGRule',
+    'Optimizer', 'RMSprop', 'RMSpropRule', 'SGDRule', 'UpdateRule', 'WeightDecay',
 ]

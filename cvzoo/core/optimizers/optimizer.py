@@ -19,9 +19,11 @@ class Optimizer:
 
     Attributes:
         target (Link): the link being optimised.
-        t (int): number of update() calls.
+        t (int): number of update() calls that updated the parameters.
         epoch (int): number of new_epoch() calls.
         hyperparam (Hyperparameter): the shared hyperparameters.
+        loss_scaler (LossScaler or None): dynamic loss scaling for float16 training
+            (``cvzoo.core.optimizers.LossScaler``); None (the default) scales nothing.
     """
 
     unit_interval = hyperparameter_module.UNIT_INTERVAL
@@ -32,6 +34,7 @@ class Optimizer:
         self.target = None
         self.t = 0
         self.epoch = 0
+        self.loss_scaler = None
         self._hooks = collections.OrderedDict()
 
     def __getattr__(self, name):
@@ -71,16 +74,26 @@ class Optimizer:
     def update(self, lossfun=None, *args, **kwargs):
         """Update every parameter from its gradient.
 
+        With a ``loss_scaler``, the gradients are first divided by its scale; when one
+        of them holds an inf or NaN nothing is updated, no hook runs, and the scaler
+        lowers its scale (see LossScaler).
+
         Args:
             lossfun: when given, the optimizer clears the gradients, computes
-                ``loss = lossfun(*args, **kwargs)`` and runs ``loss.backward()`` first.
+                ``loss = lossfun(*args, **kwargs)`` and runs backward from
+                ``scale_loss(loss)`` first.
         """
         self._check_setup()
         if lossfun is not None:
             self.target.cleargrads()
             loss = lossfun(*args, **kwargs)
-            loss.backward()
+            self.scale_loss(loss).backward()
             del loss
+        if self.loss_scaler is not None:
+            finite = self.loss_scaler.unscale(self.target)
+            self.loss_scaler.update(finite)
+            if not finite:
+                return
         self.call_hooks('pre')
         self.t += 1
         for param in self.target.params():
@@ -88,6 +101,11 @@ class Optimizer:
                 param.update_rule = self.create_update_rule()
             param.update_rule.update(param)
         self.call_hooks('post')
+
+    def scale_loss(self, loss):
+        """``loss`` multiplied by the loss scaler's scale (``loss`` itself without one):
+        what to run backward from before ``update()``."""
+        return loss if self.loss_scaler is None else self.loss_scaler.scale(loss)
 
     def new_epoch(self):
         """Count one more epoch (called by the training loop)."""
@@ -120,9 +138,12 @@ class Optimizer:
                 hook(self)
 
     def serialize(self, serializer):
-        """Save or load ``t``, ``epoch`` and every parameter's rule state by path."""
+        """Save or load ``t``, ``epoch``, the loss scaler's state and every parameter's
+        rule state by path."""
         self.t = serializer('t', self.t)
         self.epoch = serializer('epoch', self.epoch)
+        if self.loss_scaler is not None:
+            self.loss_scaler.serialize(serializer['loss_scaler'])
         if self.target is None:
             return
         for path, param in self.target.namedparams():

@@ -1,6 +1,6 @@
 """log_softmax along one axis."""
 
-from cvzoo.core import backend, function_node
+from cvzoo.core import backend, function_node, mixed_precision
 from cvzoo.core.functions.activation import softmax as softmax_module
 from cvzoo.core.functions.math import exponential
 from cvzoo.core.functions.math import sum as sum_module
@@ -41,5 +41,6 @@ def log_softmax(x, axis=1):
     Returns:
         Variable: same shape and dtype as ``x``.
     """
+    x, = mixed_precision.cast_to_float32(x)
     axis = softmax_module.check_axis('log_softmax', axis, x.ndim)
     return LogSoftmax(axis).apply((x,))[0]

@@ -1,6 +1,6 @@
 """softmax along one axis."""
 
-from cvzoo.core import backend, function_node
+from cvzoo.core import backend, function_node, mixed_precision
 from cvzoo.core.functions.math import sum as sum_module
 
 
@@ -52,5 +52,6 @@ def softmax(x, axis=1):
     >>> softmax(np.array([[0.0, 0.0]])).array
     array([[0.5, 0.5]])
     """
+    x, = mixed_precision.cast_to_float32(x)
     axis = check_axis('softmax', axis, x.ndim)
     return Softmax(axis).apply((x,))[0]

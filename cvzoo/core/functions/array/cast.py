@@ -2,7 +2,7 @@
 
 import numpy
 
-from cvzoo.core import function_node
+from cvzoo.core import backend, function_node
 from cvzoo.core import variable as variable_module
 
 
@@ -41,7 +41,7 @@ def cast(x, dtype):
         raise TypeError(f'cast: dtype must be a numpy dtype, got {dtype!r}') from None
     if x.dtype == dtype:
         return variable_module.as_variable(x)
-    if dtype.kind != 'f' or x.dtype.kind != 'f':
+    if not backend.is_float_dtype(dtype) or not backend.is_float_dtype(x.dtype):
         array = variable_module.as_array(x).astype(dtype)
         return variable_module.Variable(array, requires_grad=False)
     return Cast(dtype).apply((x,))[0]

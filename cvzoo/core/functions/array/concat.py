@@ -4,7 +4,7 @@ import numbers
 
 import numpy
 
-from cvzoo.core import backend, function_node
+from cvzoo.core import backend, function_node, mixed_precision
 from cvzoo.core.functions.array import split_axis
 
 
@@ -42,7 +42,8 @@ def concat(xs, axis=1):
     """Join the arrays ``xs`` along an existing ``axis``; supports double backprop.
 
     Args:
-        xs (sequence of Variable or array): at least one; same dtype, same shape except
+        xs (sequence of Variable or array): at least one; same dtype (under
+            ``cvzoo.core.autocast`` float dtypes are cast to the widest), same shape except
             along ``axis``.
         axis (int): the axis to join along (negative counts from the end).
 
@@ -56,7 +57,7 @@ def concat(xs, axis=1):
     >>> concat([np.zeros((2, 1)), np.ones((2, 3))]).shape
     (2, 4)
     """
-    xs = list(xs)
+    xs = list(mixed_precision.promote(*xs))
     if not xs:
         raise ValueError('concat: xs must hold at least one array, got none')
     if isinstance(axis, bool) or not isinstance(axis, (numbers.Integral, numpy.integer)):

@@ -1,6 +1,6 @@
 """convolution_2d: two-dimensional convolution (cross-correlation) of NCHW images."""
 
-from cvzoo.core import function_node
+from cvzoo.core import function_node, mixed_precision
 from cvzoo.core import variable as variable_module
 from cvzoo.core.functions.connection import correlation
 from cvzoo.core.functions.connection import deconvolution_2d as deconvolution_2d_module
@@ -23,8 +23,11 @@ class Convolution2D(function_node.FunctionNode):
         self.out_size = out_size
 
     def forward(self, inputs):
-        x, W = inputs[:2]
         self.retain_inputs((0, 1))
+        return mixed_precision.compute_in_float32_on_host(self._correlate, inputs)
+
+    def _correlate(self, inputs):
+        x, W = inputs[:2]
         y = correlation.correlate(
             x, W, self.out_size, self.stride, self.pad, self.dilate, self.groups)
         if len(inputs) == 3:
@@ -57,11 +60,13 @@ class _Convolution2DGradW(function_node.FunctionNode):
         self.ksize = tuple(ksize)
 
     def forward(self, inputs):
-        x, gy = inputs
         self.retain_inputs((0, 1))
-        gW = correlation.correlate_grad_weight(
-            x, gy, self.ksize, self.stride, self.pad, self.dilate, self.groups)
-        return gW,
+        return mixed_precision.compute_in_float32_on_host(self._correlate_grad_weight, inputs)
+
+    def _correlate_grad_weight(self, inputs):
+        x, gy = inputs
+        return correlation.correlate_grad_weight(
+            x, gy, self.ksize, self.stride, self.pad, self.dilate, self.groups),
 
     def backward(self, indexes, grad_outputs):
         x, gy = self.get_retained_inputs()
@@ -89,7 +94,8 @@ def convolution_2d(x, W, b=None, stride=1, pad=0, cover_all=False, *, dilate=1, 
 
     Forward cuts patches with a strided view and runs one batched matmul (a 1x1 kernel
     without padding skips the patch copy); a depthwise convolution (one input channel
-    per group) loops over the kernel offsets. Double backprop is supported.
+    per group) loops over the kernel offsets. Double backprop is supported. Under
+    ``cvzoo.core.autocast`` x, W and b are cast to its dtype, and so is the result.
 
     Args:
         x (Variable or array): (N, C, H, W) float images.
@@ -124,6 +130,7 @@ def _make_node(x, W, b, stride, pad, cover_all, dilate, groups):
     """Validate the arguments of convolution_2d; return (node, inputs)."""
     x, W = variable_module.as_variable(x), variable_module.as_variable(W)
     b = None if b is None else variable_module.as_variable(b)
+    x, W, b = mixed_precision.cast_to_low_precision(x, W, b)
     im2col.check_image_and_weight('convolution_2d', x, W, b)
     stride = im2col.as_pair(stride, 'convolution_2d: stride', 1)
     pad = im2col.as_pair(pad, 'convolution_2d: pad', 0)

@@ -338,6 +338,19 @@ def _correlate_depthwise_rows(x, W, out_size, pad, dilate):
     return xp.ascontiguousarray(y)
 
 
+def _einsum(subscripts, a, b):
+    """``xp.einsum`` of two arrays of one dtype; float16 and bfloat16 go through float32.
+
+    NOTE: NumPy's einsum refuses bfloat16, and a 16-bit accumulator would lose the small
+    terms of these sums (a device array reaches here; NumPy's are widened by the node).
+    """
+    xp = backend.get_array_module(a, b)
+    if a.dtype.itemsize != 2:
+        return xp.einsum(subscripts, a, b)
+    wide = xp.einsum(subscripts, a.astype(numpy.float32), b.astype(numpy.float32))
+    return wide.astype(a.dtype)
+
+
 def _correlate_transpose_depthwise(gy, W, in_size, stride, pad, dilate, groups):
     xp = backend.get_array_module(gy, W)
     n, out_c, out_h, out_w = gy.shape
@@ -349,7 +362,7 @@ def _correlate_transpose_depthwise(gy, W, in_size, stride, pad, dilate, groups):
     for i in range(kh):
         for j in range(kw):
             rows, cols = im2col_module.offset_slices(i, j, (out_h, out_w), stride, dilate)
-            image[:, :, rows, cols] += xp.einsum('ncmhw,cm->nchw', gy, weight[:, :, i, j])
+            image[:, :, rows, cols] += _einsum('ncmhw,cm->nchw', gy, weight[:, :, i, j])
     return im2col_module.crop_image(image, in_size, pad)
 
 
@@ -362,5 +375,5 @@ def _correlate_grad_weight_depthwise(x, gy, ksize, stride, pad, dilate):
     gW = xp.empty((channels, out_c // channels) + tuple(ksize), dtype=gy.dtype)
     for i in range(ksize[0]):
         for j in range(ksize[1]):
-            gW[:, :, i, j] = xp.einsum('nchw,ncmhw->cm', col[:, :, i, j], gy)
+            gW[:, :, i, j] = _einsum('nchw,ncmhw->cm', col[:, :, i, j], gy)
     return gW.reshape((out_c, 1) + tuple(ksize))

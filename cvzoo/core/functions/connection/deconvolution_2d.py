@@ -1,6 +1,6 @@
 """deconvolution_2d: two-dimensional transposed convolution of NCHW images."""
 
-from cvzoo.core import function_node
+from cvzoo.core import function_node, mixed_precision
 from cvzoo.core import variable as variable_module
 from cvzoo.core.functions.connection import convolution_2d as convolution_2d_module
 from cvzoo.core.functions.connection import correlation
@@ -19,8 +19,11 @@ class Deconvolution2D(function_node.FunctionNode):
         self.out_size = tuple(out_size)
 
     def forward(self, inputs):
-        x, W = inputs[:2]
         self.retain_inputs((0, 1))
+        return mixed_precision.compute_in_float32_on_host(self._transpose_correlate, inputs)
+
+    def _transpose_correlate(self, inputs):
+        x, W = inputs[:2]
         y = correlation.correlate_transpose(
             x, W, self.out_size, self.stride, self.pad, self.dilate, self.groups)
         if len(inputs) == 3:
@@ -52,7 +55,8 @@ def deconvolution_2d(x, W, b=None, stride=1, pad=0, outsize=None, *, dilate=1, g
     to z, for an output gradient x. Without ``outsize`` the output size along each axis
     is ``s * (in - 1) + (k + (k - 1) * (d - 1)) - 2 * p``; ``outsize`` may ask for up to
     ``s - 1`` more rows or columns (those a strided convolution would drop).
-    Double backprop is supported.
+    Double backprop is supported. Under ``cvzoo.core.autocast`` x, W and b are cast to its
+    dtype, and so is the result.
 
     Args:
         x (Variable or array): (N, C_in, H, W) float images.
@@ -83,6 +87,7 @@ def deconvolution_2d(x, W, b=None, stride=1, pad=0, outsize=None, *, dilate=1, g
     """
     x, W = variable_module.as_variable(x), variable_module.as_variable(W)
     b = None if b is None else variable_module.as_variable(b)
+    x, W, b = mixed_precision.cast_to_low_precision(x, W, b)
     im2col.check_image_and_weight('deconvolution_2d', x, W, b)
     stride = im2col.as_pair(stride, 'deconvolution_2d: stride', 1)
     pad = im2col.as_pair(pad, 'deconvolution_2d: pad', 0)

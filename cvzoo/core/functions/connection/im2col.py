@@ -230,7 +230,7 @@ def check_image_and_weight(what, x, W, b):
     for name, array, ndim in (('x', x, 4), ('W', W, 4), ('b', b, 1)):
         if array is None:
             continue
-        if array.dtype.kind != 'f':
+        if not backend.is_float_dtype(array.dtype):
             raise TypeError(f'{what}: {name} must be a float array, got dtype {array.dtype}')
         if array.dtype != x.dtype:
             raise TypeError(

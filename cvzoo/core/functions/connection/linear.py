@@ -1,22 +1,26 @@
 """linear: an affine map ``x W^T + b`` over the last axes of x."""
 
-from cvzoo.core import function_node, gemm
+from cvzoo.core import backend, function_node, gemm, mixed_precision
 from cvzoo.core import variable as variable_module
 from cvzoo.core.functions.array import reshape as reshape_module
 from cvzoo.core.functions.array import transpose as transpose_module
 from cvzoo.core.functions.math import sum as sum_module
 
 
+def _affine(inputs):
+    x, W = inputs[:2]
+    y = gemm.matmul(x, W.T)
+    if len(inputs) == 3:
+        y += inputs[2]
+    return y,
+
+
 class Linear(function_node.FunctionNode):
     """y = x W^T + b for a 2-D x (B, I), W (O, I), b (O,)."""
 
     def forward(self, inputs):
-        x, W = inputs[:2]
         self.retain_inputs((0, 1))
-        y = gemm.matmul(x, W.T)
-        if len(inputs) == 3:
-            y += inputs[2]
-        return y,
+        return mixed_precision.compute_in_float32_on_host(_affine, inputs)
 
     def backward(self, indexes, grad_outputs):
         x, W = self.get_retained_inputs()
@@ -38,7 +42,8 @@ def linear(x, W, b=None, n_batch_axes=1):
     """Linear (fully connected) layer function: ``y = x W^T + b``.
 
     The axes of x after the first ``n_batch_axes`` are flattened into one feature axis.
-    Double backprop is supported.
+    Double backprop is supported. Under ``cvzoo.core.autocast`` x, W and b are cast to its
+    dtype, and so is the result.
 
     Args:
         x (Variable or array): (B_1, ..., B_k, F_1, ..., F_m) float input, k =
@@ -64,6 +69,7 @@ def linear(x, W, b=None, n_batch_axes=1):
     """
     x, W = variable_module.as_variable(x), variable_module.as_variable(W)
     b = None if b is None else variable_module.as_variable(b)
+    x, W, b = mixed_precision.cast_to_low_precision(x, W, b)
     _check(x, W, b, n_batch_axes)
     batch_shape = tuple(x.shape[:n_batch_axes])
     if x.ndim != 2:
@@ -87,7 +93,8 @@ def _check(x, W, b, n_batch_axes):
             f'linear: n_batch_axes must be an int in [1, x.ndim - 1] = [1, {x.ndim - 1}], '
             f'got {n_batch_axes!r}')
     for name, array in (('x', x), ('W', W), ('b', b)):
-        if array is not None and (array.dtype.kind != 'f' or array.dtype != x.dtype):
+        if array is not None and (
+                not backend.is_float_dtype(array.dtype) or array.dtype != x.dtype):
             raise TypeError(
                 f'linear: {name} must be a float array of x.dtype ({x.dtype}), '
                 f'got {array.dtype}')

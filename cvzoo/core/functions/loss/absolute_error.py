@@ -1,5 +1,6 @@
 """absolute_error: |x0 - x1| elementwise."""
 
+from cvzoo.core import mixed_precision
 from cvzoo.core.functions.math import basic_math
 
 
@@ -17,6 +18,7 @@ def absolute_error(x0, x1):
     Raises:
         ValueError: the shapes differ.
     """
+    x0, x1 = mixed_precision.cast_to_float32(x0, x1)
     if tuple(x0.shape) != tuple(x1.shape):
         raise ValueError(f'absolute_error: x0 and x1 must have the same shape, got '
                          f'{x0.shape} and {x1.shape}')

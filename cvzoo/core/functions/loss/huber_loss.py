@@ -2,7 +2,7 @@
 
 import numbers
 
-from cvzoo.core import backend, function_node
+from cvzoo.core import backend, function_node, mixed_precision
 from cvzoo.core import variable as variable_module
 from cvzoo.core.functions.math import sum as sum_module
 
@@ -56,6 +56,7 @@ def huber_loss(x, t, delta, reduce='sum_along_second_axis'):
     Raises:
         ValueError: shapes differ, delta is not positive, or ``reduce`` is unknown.
     """
+    x, t = mixed_precision.cast_to_float32(x, t)
     if reduce not in _REDUCE:
         raise ValueError(f'huber_loss: reduce must be one of {_REDUCE}, got {reduce!r}')
     if not isinstance(delta, numbers.Real) or delta <= 0:

@@ -1,5 +1,6 @@
 """mean_squared_error: mean of (x0 - x1) ** 2."""
 
+from cvzoo.core import mixed_precision
 from cvzoo.core.functions.math import sum as sum_module
 
 
@@ -17,6 +18,7 @@ def mean_squared_error(x0, x1):
     Raises:
         ValueError: the shapes differ or the arrays are empty.
     """
+    x0, x1 = mixed_precision.cast_to_float32(x0, x1)
     if tuple(x0.shape) != tuple(x1.shape):
         raise ValueError(f'mean_squared_error: x0 and x1 must have the same shape, got '
                          f'{x0.shape} and {x1.shape}')

@@ -1,6 +1,6 @@
 """sigmoid_cross_entropy: binary cross entropy on raw scores."""
 
-from cvzoo.core import backend, function_node
+from cvzoo.core import backend, function_node, mixed_precision
 from cvzoo.core import variable as variable_module
 from cvzoo.core.functions.activation import sigmoid as sigmoid_module
 
@@ -61,6 +61,7 @@ def sigmoid_cross_entropy(x, t, normalize=True, reduce='mean'):
         ValueError: shapes differ or ``reduce`` is unknown.
         TypeError: ``t`` is not an integer array.
     """
+    x, = mixed_precision.cast_to_float32(x)
     if reduce not in ('mean', 'no'):
         raise ValueError(f"sigmoid_cross_entropy: reduce must be 'mean' or 'no', got {reduce!r}")
     if t.dtype.kind not in 'iu':

@@ -2,7 +2,7 @@
 
 import numpy
 
-from cvzoo.core import backend, function_node
+from cvzoo.core import backend, function_node, mixed_precision
 from cvzoo.core import variable as variable_module
 from cvzoo.core.functions.activation import log_softmax as log_softmax_module
 from cvzoo.core.functions.activation import softmax as softmax_module
@@ -110,6 +110,7 @@ def softmax_cross_entropy(x, t, normalize=True, cache_score=True, class_weight=N
         ValueError: shapes do not fit, ``reduce`` is unknown, or a label is out of range.
         TypeError: ``t`` is not an integer array.
     """
+    x, = mixed_precision.cast_to_float32(x)
     x_array, t_array = variable_module.as_array(x), variable_module.as_array(t)
     _check_arguments(x_array, t_array, class_weight, ignore_label, reduce)
     # a class weight given on the host goes to x's device once, explicitly

@@ -2,6 +2,8 @@
 
 These are also Variable's operators (``x + y``, ``2 * x``, ``x ** 2``, ``-x``, ``abs(x)``).
 Two array operands must have the same dtype; a Python scalar takes the array's dtype.
+Under ``cvzoo.core.autocast``, add, sub, mul and div first cast two float operands of
+different dtypes to the widest of them (cvzoo.core.mixed_precision).
 Backward is written with differentiable functions, so every op here supports double
 backprop.
 """
@@ -10,7 +12,7 @@ import numbers
 
 import numpy
 
-from cvzoo.core import backend, function_node, parallel
+from cvzoo.core import backend, function_node, mixed_precision, parallel
 from cvzoo.core import variable as variable_module
 from cvzoo.core.functions.array import broadcast
 
@@ -231,7 +233,7 @@ def _operand(value):
 
 def add(x0, x1):
     """Elementwise ``x0 + x1`` with broadcasting; either may be a Python number."""
-    x0, x1 = _operand(x0), _operand(x1)
+    x0, x1 = mixed_precision.promote(_operand(x0), _operand(x1))
     if isinstance(x1, numbers.Number):
         return AddConstant(x1).apply((x0,))[0]
     if isinstance(x0, numbers.Number):
@@ -241,7 +243,7 @@ def add(x0, x1):
 
 def sub(x0, x1):
     """Elementwise ``x0 - x1`` with broadcasting; either may be a Python number."""
-    x0, x1 = _operand(x0), _operand(x1)
+    x0, x1 = mixed_precision.promote(_operand(x0), _operand(x1))
     if isinstance(x1, numbers.Number):
         return AddConstant(-x1).apply((x0,))[0]
     if isinstance(x0, numbers.Number):
@@ -251,7 +253,7 @@ def sub(x0, x1):
 
 def mul(x0, x1):
     """Elementwise ``x0 * x1`` with broadcasting; either may be a Python number."""
-    x0, x1 = _operand(x0), _operand(x1)
+    x0, x1 = mixed_precision.promote(_operand(x0), _operand(x1))
     if isinstance(x1, numbers.Number):
         return MulConstant(x1).apply((x0,))[0]
     if isinstance(x0, numbers.Number):
@@ -261,7 +263,7 @@ def mul(x0, x1):
 
 def div(x0, x1):
     """Elementwise ``x0 / x1`` with broadcasting; either may be a Python number."""
-    x0, x1 = _operand(x0), _operand(x1)
+    x0, x1 = mixed_precision.promote(_operand(x0), _operand(x1))
     if isinstance(x1, numbers.Number):
         return MulConstant(1.0 / x1).apply((x0,))[0]
     if isinstance(x0, numbers.Number):

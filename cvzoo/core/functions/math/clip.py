@@ -57,6 +57,6 @@ def clip(x, x_min, x_max):
         raise ValueError('clip: x_min and x_max are both None; give at least one bound')
     if x_min is not None and x_max is not None and x_min > x_max:
         raise ValueError(f'clip: x_min must be <= x_max, got x_min={x_min}, x_max={x_max}')
-    if x.dtype.kind != 'f':
+    if not backend.is_float_dtype(x.dtype):
         raise TypeError(f'clip: x must be a float array, got dtype {x.dtype}')
     return Clip(x_min, x_max).apply((x,))[0]

@@ -1,6 +1,7 @@
 """matmul: matrix product, batched over leading axes like numpy.matmul."""
 
-from cvzoo.core import function_node, gemm
+from cvzoo.core import backend, function_node, gemm, mixed_precision
+from cvzoo.core import variable as variable_module
 from cvzoo.core.functions.array import broadcast, reshape
 
 
@@ -18,8 +19,11 @@ class MatMul(function_node.FunctionNode):
         self.transb = transb
 
     def forward(self, inputs):
-        a, b = inputs
         self.retain_inputs((0, 1))
+        return mixed_precision.compute_in_float32_on_host(self._product, inputs)
+
+    def _product(self, inputs):
+        a, b = inputs
         return gemm.matmul(_swap_last(a, self.transa), _swap_last(b, self.transb)),
 
     def backward(self, indexes, grad_outputs):
@@ -52,7 +56,7 @@ def _check(a, b, transa, transb):
     if a.dtype != b.dtype:
         raise TypeError(f'matmul: a and b must share a dtype, got {a.dtype} and {b.dtype}')
     for name, x in (('a', a), ('b', b)):
-        if x.dtype.kind != 'f':
+        if not backend.is_float_dtype(x.dtype):
             raise TypeError(f'matmul: {name} must be a float array, got dtype {x.dtype}')
         if x.ndim == 0:
             raise ValueError(f'matmul: {name} must have at least 1 axis, got a 0-d array')
@@ -96,6 +100,8 @@ def matmul(a, b, transa=False, transb=False):
     >>> matmul(np.ones((2, 3, 4)), np.ones((4, 5))).shape
     (2, 3, 5)
     """
+    a, b = mixed_precision.cast_to_low_precision(
+        variable_module.as_variable(a), variable_module.as_variable(b))
     _check(a, b, transa, transb)
     if a.ndim >= 2 and b.ndim >= 2:
         return _matmul_2d_or_more(a, b, transa, transb)

@@ -9,7 +9,7 @@ def check_pair(what, a, b):
     """Raise TypeError/ValueError unless ``a`` and ``b`` are float, same dtype, broadcastable."""
     if a.dtype != b.dtype:
         raise TypeError(f'{what}: a and b must share a dtype, got {a.dtype} and {b.dtype}')
-    if a.dtype.kind != 'f':
+    if not backend.is_float_dtype(a.dtype):
         raise TypeError(f'{what}: a and b must be float arrays, got dtype {a.dtype}')
     for m, n in zip(a.shape[::-1], b.shape[::-1]):
         if m != n and 1 not in (m, n):

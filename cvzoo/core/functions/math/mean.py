@@ -1,5 +1,6 @@
 """mean over axes."""
 
+from cvzoo.core import backend, mixed_precision
 from cvzoo.core.functions.math import sum as sum_module
 
 
@@ -14,7 +15,8 @@ def mean(x, axis=None, keepdims=False):
     Returns:
         Variable: the means, of x's dtype (NaN when an averaged axis is empty).
     """
-    if x.dtype.kind != 'f':
+    x, = mixed_precision.cast_to_float32(x)
+    if not backend.is_float_dtype(x.dtype):
         raise TypeError(f'mean: x must be a float array, got dtype {x.dtype}')
     axes = sum_module.normalize_axis(axis, x.ndim, 'mean')
     count = 1

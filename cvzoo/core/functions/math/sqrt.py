@@ -25,6 +25,6 @@ def sqrt(x):
     Returns:
         Variable: of x's shape and dtype.
     """
-    if x.dtype.kind != 'f':
+    if not backend.is_float_dtype(x.dtype):
         raise TypeError(f'sqrt: x must be a float array, got dtype {x.dtype}')
     return Sqrt().apply((x,))[0]

@@ -1,6 +1,6 @@
 """square: elementwise x * x."""
 
-from cvzoo.core import function_node
+from cvzoo.core import backend, function_node
 
 
 class Square(function_node.FunctionNode):
@@ -22,6 +22,6 @@ def square(x):
     Returns:
         Variable: of x's shape and dtype.
     """
-    if x.dtype.kind != 'f':
+    if not backend.is_float_dtype(x.dtype):
         raise TypeError(f'square: x must be a float array, got dtype {x.dtype}')
     return Square().apply((x,))[0]

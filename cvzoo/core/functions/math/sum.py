@@ -2,7 +2,9 @@
 
 import numbers
 
-from cvzoo.core import function_node
+import numpy
+
+from cvzoo.core import backend, function_node, mixed_precision
 from cvzoo.core.functions.array import broadcast, reshape
 
 
@@ -34,6 +36,11 @@ class Sum(function_node.FunctionNode):
     def forward(self, inputs):
         x, = inputs
         self.in_shape = x.shape
+        if x.dtype.itemsize == 2 and backend.is_float_dtype(x.dtype):
+            # NOTE: float16/bfloat16 sums accumulate in float32, as GPU reductions do;
+            # bfloat16's 8 bits would lose a bias gradient's small terms.
+            total = x.sum(axis=self.axes, keepdims=self.keepdims, dtype=numpy.float32)
+            return total.astype(x.dtype),
         return x.sum(axis=self.axes, keepdims=self.keepdims),
 
     def backward(self, indexes, grad_outputs):
@@ -54,5 +61,6 @@ def sum(x, axis=None, keepdims=False):  # noqa: A001 - Chainer's name
     Returns:
         Variable: the sums.
     """
+    x, = mixed_precision.cast_to_float32(x)
     axes = normalize_axis(axis, x.ndim, 'sum')
     return Sum(axes, keepdims).apply((x,))[0]

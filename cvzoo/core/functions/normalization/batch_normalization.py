@@ -4,7 +4,7 @@ import numbers
 
 import numpy
 
-from cvzoo.core import backend, function_node, parallel
+from cvzoo.core import backend, function_node, mixed_precision, parallel
 
 
 def reduction_axes(what, x, gamma, axis):
@@ -177,6 +177,7 @@ def batch_normalization(x, gamma, beta, eps=2e-5, running_mean=None, running_var
         ValueError: shapes of gamma/beta/running arrays do not fit x, or eps/decay are
             out of range.
     """
+    x, gamma, beta = mixed_precision.cast_to_float32(x, gamma, beta)
     axes = reduction_axes('batch_normalization', x, gamma, axis)
     check_params('batch_normalization', gamma, beta, eps)
     if not isinstance(decay, numbers.Real) or not 0 <= decay <= 1:

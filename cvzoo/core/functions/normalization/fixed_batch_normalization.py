@@ -2,7 +2,7 @@
 
 import numpy
 
-from cvzoo.core import backend, function_node, parallel
+from cvzoo.core import backend, function_node, mixed_precision, parallel
 from cvzoo.core.functions.array import reshape
 from cvzoo.core.functions.math import sum as sum_module
 from cvzoo.core.functions.normalization import batch_normalization as bn_module
@@ -95,6 +95,7 @@ def fixed_batch_normalization(x, gamma, beta, mean, var, eps=2e-5, axis=None):
     Raises:
         ValueError: the shapes of gamma, beta, mean or var do not fit x.
     """
+    x, gamma, beta, mean, var = mixed_precision.cast_to_float32(x, gamma, beta, mean, var)
     axes = bn_module.reduction_axes('fixed_batch_normalization', x, gamma, axis)
     bn_module.check_params('fixed_batch_normalization', gamma, beta, eps)
     for name, array in (('mean', mean), ('var', var)):

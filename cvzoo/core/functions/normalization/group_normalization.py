@@ -2,6 +2,7 @@
 
 import numbers
 
+from cvzoo.core import mixed_precision
 from cvzoo.core.functions.array import reshape
 from cvzoo.core.functions.math import sum as sum_module
 from cvzoo.core.functions.normalization import batch_normalization as bn_module
@@ -28,6 +29,7 @@ def group_normalization(x, groups, gamma, beta, eps=1e-5):
         ValueError: x has fewer than 2 axes, C is not divisible by groups, or the
             shapes of gamma/beta are not (C,).
     """
+    x, gamma, beta = mixed_precision.cast_to_float32(x, gamma, beta)
     if x.ndim < 2:
         raise ValueError(f'group_normalization: x must have at least 2 axes, got {x.shape}')
     n_channel = x.shape[1]

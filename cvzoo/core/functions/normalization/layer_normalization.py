@@ -1,5 +1,6 @@
 """layer_normalization: normalise each sample over its last axis."""
 
+from cvzoo.core import mixed_precision
 from cvzoo.core.functions.math import sum as sum_module
 from cvzoo.core.functions.normalization import batch_normalization as bn_module
 
@@ -22,6 +23,7 @@ def layer_normalization(x, gamma, beta, eps=1e-5):
     Raises:
         ValueError: the shapes of gamma/beta are not (units,) or eps is not positive.
     """
+    x, gamma, beta = mixed_precision.cast_to_float32(x, gamma, beta)
     if x.ndim < 1 or tuple(gamma.shape) != (x.shape[-1],):
         raise ValueError(f'layer_normalization: gamma must have shape (x.shape[-1],) for x '
                          f'{x.shape}, got {gamma.shape}')

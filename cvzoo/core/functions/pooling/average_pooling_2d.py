@@ -1,7 +1,5 @@
 """average_pooling_2d: the mean of each window."""
 
-import numpy
-
 from cvzoo.core import backend, function_node
 from cvzoo.core import variable as variable_module
 from cvzoo.core.functions.pooling import unpooling_2d, window_2d
@@ -70,7 +68,7 @@ def average_pooling_2d(x, ksize, stride=None, pad=0, pad_value=0):
     """
     if x.ndim != 4:
         raise ValueError(f'average_pooling_2d: x must be (N, C, H, W), got shape {x.shape}')
-    if numpy.dtype(x.dtype).kind != 'f':
+    if not backend.is_float_dtype(x.dtype):
         raise TypeError(f'average_pooling_2d: x must be floating point, got {x.dtype}')
     if pad_value is not None and (isinstance(pad_value, bool) or pad_value != 0):
         raise ValueError(f'average_pooling_2d: pad_value must be 0 or None, got {pad_value!r}')

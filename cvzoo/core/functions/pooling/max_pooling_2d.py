@@ -95,7 +95,7 @@ def max_pooling_2d(x, ksize, stride=None, pad=0, cover_all=True, return_indices=
     """
     if x.ndim != 4:
         raise ValueError(f'max_pooling_2d: x must be (N, C, H, W), got shape {x.shape}')
-    if numpy.dtype(x.dtype).kind != 'f':
+    if not backend.is_float_dtype(x.dtype):
         raise TypeError(f'max_pooling_2d: x must be floating point, got {x.dtype}')
     window = window_2d.Window2D(ksize, ksize if stride is None else stride, pad, cover_all)
     outsize = window.outsize(x.shape[2:])

@@ -101,7 +101,7 @@ def resize_images(x, output_shape, mode='bilinear', align_corners=True):
     """
     if x.ndim != 4 or min(x.shape[2:]) < 1:
         raise ValueError(f'resize_images: x must be (N, C, H, W) with H, W >= 1, got {x.shape}')
-    if numpy.dtype(x.dtype).kind != 'f':
+    if not backend.is_float_dtype(x.dtype):
         raise TypeError(f'resize_images: x must be floating point, got {x.dtype}')
     if (not isinstance(output_shape, (tuple, list)) or len(output_shape) != 2
             or not all(isinstance(n, (int, numpy.integer)) and n >= 1 for n in output_shape)):

@@ -89,14 +89,15 @@ class ParallelUpdater(standard_updater.StandardUpdater):
                 opt.new_epoch()
 
     def _backward(self, model, in_arrays, weight):
-        """Run forward and backward of one copy; return what it reported (as 'main/...')."""
+        """Run forward and backward of one copy (from the loss scaled by the optimizer's
+        loss scaler, if any); return what it reported (as 'main/...')."""
         observer = reporter_module.Reporter()
         observer.add_observer('main', model)
         observer.add_observers('main', model.namedlinks(skipself=True))
         observation = {}
         with observer.scope(observation):
             loss = self._loss(model, in_arrays)
-        (loss * weight).backward()
+        self.get_optimizer('main').scale_loss(loss * weight).backward()
         return observation
 
     def _loss(self, model, in_arrays):
