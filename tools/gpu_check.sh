@@ -101,6 +101,21 @@ b = rng.standard_normal((512, 128)).astype(numpy.float32)
 c = backend.to_numpy(F.matmul(backend.to_device(a, device), backend.to_device(b, device)).array)
 numpy.testing.assert_allclose(c, a @ b, rtol=1e-3, atol=1e-3)
 print('squared_difference kernel and matmul on', device, 'agree with NumPy')
+# the guides' habits: a timer (CUDA events), work on a stream, waiting for the device
+with backend.timer(device) as timer:
+    with device.stream():
+        d = F.matmul(backend.to_device(a, device), backend.to_device(b, device)).array
+device.synchronize()
+assert timer.elapsed_ms is not None and timer.elapsed_ms >= 0, timer.elapsed_ms
+print(f'a matmul on a stream of {device}: {timer.elapsed_ms:.3f} ms by CUDA events')
+# float16 autocast: the product in float16, within float16's precision of float32's
+from cvzoo.core import autocast
+with autocast('float16'):
+    h = F.matmul(backend.to_device(a, device), backend.to_device(b, device)).array
+assert h.dtype == numpy.float16, h.dtype
+numpy.testing.assert_allclose(backend.to_numpy(h).astype(numpy.float32), a @ b, rtol=2e-2,
+                              atol=0.2)
+print('float16 autocast matmul agrees with float32 within float16 precision')
 EOF
 }
 
@@ -112,7 +127,9 @@ step gpu_smoke 40 gpu_smoke.log bash -c gpu_smoke
 
 # the files that exercise devices most come first, so a cut run still reports them
 TESTS=()
-for path in tests/test_gpu_docs.py tests/core/test_devices.py tests/core/test_data_parallel.py \
+for path in tests/test_gpu_docs.py tests/core/test_devices.py tests/core/test_cuda_graph.py \
+    tests/core/functions/test_autocast.py tests/core/optimizers/test_loss_scaler.py \
+    tests/core/test_data_parallel.py \
     tests/models/test_models_on_devices.py tests/core tests/utils/test_nms.py tests/bench/test_bench_gpu.py; do
   if [ -e "$path" ]; then TESTS+=("$path"); else echo "   (no $path here)" >> "$SUMMARY"; fi
 done
