@@ -20,7 +20,6 @@ import json
 import numpy
 
 from cvzoo.cli import argument_types, entry, train_options
-from cvzoo.core.training.extensions import fail_on_non_number
 from cvzoo.datasets.coco.coco_images_with_instances import images_with_instances
 from cvzoo.datasets.registry import load_instance_segmentation_dataset
 from cvzoo.datasets.transform_dataset import TransformDataset

@@ -53,7 +53,9 @@ def test_check_same_device_names_both(monkeypatch):
     assert 'Add' in str(info.value)
 
 
-def test_gpu_device_without_cupy_gives_install_hint(monkeypatch):
+@pytest.fixture
+def no_cupy(monkeypatch):
+    """A machine without CuPy: ``import cupy`` fails, and cvzoo has none loaded."""
     import builtins
 
     real_import = builtins.__import__
@@ -65,6 +67,9 @@ def test_gpu_device_without_cupy_gives_install_hint(monkeypatch):
 
     monkeypatch.setattr(backend, '_cupy', None)
     monkeypatch.setattr(builtins, '__import__', no_cupy)
+
+
+def test_gpu_device_without_cupy_gives_install_hint(no_cupy, monkeypatch):
     with pytest.raises(RuntimeError, match=r"cvzoo\[cuda\]"):
         backend.get_device('cuda:0').xp
 
@@ -105,17 +110,6 @@ def test_cpu_synchronize_and_timer_do_not_import_cupy(monkeypatch):
     assert t.device == backend.CPU and t.elapsed_ms >= 0
 
 
-def test_cuda_without_cupy_gives_install_hint(monkeypatch):
-    import builtins
-
-    real_import = builtins.__import__
-
-    def no_cupy(name, *args, **kwargs):
-        if name == 'cupy':
-            raise ImportError('no cupy')
-        return real_import(name, *args, **kwargs)
-
-    monkeypatch.setattr(backend, '_cupy', None)
-    monkeypatch.setattr(builtins, '__import__', no_cupy)
+def test_cuda_without_cupy_gives_install_hint(no_cupy):
     with pytest.raises(RuntimeError, match=r"cvzoo\[cuda\]"):
         backend.get_device('cuda')

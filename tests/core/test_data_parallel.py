@@ -4,26 +4,12 @@ import pytest
 import cvzoo.core.functions as F
 from cvzoo.core import backend, links as L
 from cvzoo.core.data_parallel import data_parallel, gather, parallel_apply, replicate, scatter
-
-
-class _Net(L.Chain):
-    def __init__(self):
-        super().__init__()
-        with self.init_scope():
-            self.conv = L.Convolution2D(2, 3, 3, pad=1)
-            self.fc = L.Linear(3 * 4 * 4, 4)
-
-    def forward(self, x):
-        return self.fc(F.relu(self.conv(x)))
-
-
-def _grads(link):
-    return {path: backend.to_numpy(p.grad) for path, p in link.namedparams()}
+from tests.helpers import toy_models
 
 
 def _check_equals_plain(devices, batch, rng, output_device=None):
     numpy.random.seed(0)
-    net = _Net()
+    net = toy_models.ConvNet()
     x = rng.standard_normal((batch, 2, 4, 4)).astype(numpy.float32)
     gy = rng.standard_normal((batch, 4)).astype(numpy.float32)
     plain = net.copy(mode='copy')
@@ -37,8 +23,8 @@ def _check_equals_plain(devices, batch, rng, output_device=None):
     F.sum(y * backend.to_device(gy, out_device)).backward()
     numpy.testing.assert_allclose(backend.to_numpy(y.array), y_plain.array, rtol=1e-5,
                                   atol=1e-6)
-    for path, grad in _grads(plain).items():
-        numpy.testing.assert_allclose(_grads(net)[path], grad, rtol=1e-4, atol=1e-5,
+    for path, grad in toy_models.host_grads(plain).items():
+        numpy.testing.assert_allclose(toy_models.host_grads(net)[path], grad, rtol=1e-4, atol=1e-5,
                                       err_msg=path)
 
 

@@ -10,7 +10,6 @@ import cvzoo.core.functions as F
 from cvzoo import errors
 from cvzoo.core import backend, backprop, links as L, optimizers
 from cvzoo.core.variable import Parameter, Variable
-from cvzoo.testing import check_function
 
 
 def _current_id():

@@ -7,26 +7,12 @@ import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo import errors
 from cvzoo.core import backend, optimizers
-
-
-class _Net(L.Chain):
-    def __init__(self):
-        super().__init__()
-        with self.init_scope():
-            self.conv = L.Convolution2D(2, 3, 3, pad=1)
-            self.fc = L.Linear(3 * 4 * 4, 4)
-
-    def forward(self, x):
-        return self.fc(F.relu(self.conv(x)))
-
-
-def _grads(link):
-    return {path: backend.to_numpy(p.grad) for path, p in link.namedparams()}
+from tests.helpers import toy_models
 
 
 def _check_equals_one_device(device_ids, rng, batch=5):
     numpy.random.seed(0)
-    net = _Net()
+    net = toy_models.ConvNet()
     x = rng.standard_normal((batch, 2, 4, 4)).astype(numpy.float32)
     gy = rng.standard_normal((batch, 4)).astype(numpy.float32)
     plain = net.copy(mode='copy')
@@ -38,8 +24,8 @@ def _check_equals_one_device(device_ids, rng, batch=5):
     assert y.device == backend.get_device(device_ids[0])
     numpy.testing.assert_allclose(backend.to_numpy(y.array), plain(x).array, rtol=1e-5,
                                   atol=1e-6)
-    for path, grad in _grads(plain).items():
-        numpy.testing.assert_allclose(_grads(model.module)[path], grad, rtol=1e-4,
+    for path, grad in toy_models.host_grads(plain).items():
+        numpy.testing.assert_allclose(toy_models.host_grads(model.module)[path], grad, rtol=1e-4,
                                       atol=1e-5, err_msg=path)
 
 
