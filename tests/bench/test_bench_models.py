@@ -35,7 +35,8 @@ def test_detection_run_of_ssd_tiny_and_a_failing_model(tmp_path):
     assert re.fullmatch(r'\d+ / \d+', detections)
     assert re.fullmatch(r'\d+(\.\d+)? m?s \(SSDTrainChain\)', train)
     assert re.fullmatch(r'\d+ / \d+ MB', rss)
-    assert "failed: ValueError: name: no model 'no_such_model'" in rows['no_such_model']
+    assert "failed: cvzoo.errors.UsageError: name: no model 'no_such_model'" in rows[
+        'no_such_model']
     text = docs.read_text()
     assert '### Classification\n\nkept\n\n### Detection\n\n' in text
     assert text.index('### Detection') < text.index('## Core engine')
