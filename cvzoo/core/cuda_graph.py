@@ -168,9 +168,10 @@ class GraphedUpdate:
     def __call__(self, *inputs, **kw_inputs):
         """Run one training step on the batch (device arrays)."""
         self._calls += 1
-        arrays = list(inputs) + list(kw_inputs.values())
-        if self.fallback_reason is None and not all(_is_device_array(a) for a in arrays):
-            self._fall_back('the batch is not on a GPU (CUDA graphs need one)')
+        if self.fallback_reason is None:
+            host = _host_argument(inputs, kw_inputs)
+            if host is not None:
+                self._fall_back(host)
         if self.fallback_reason is not None or self._calls <= self.warmup:
             return self.optimizer.update(self.loss_func, *inputs, **kw_inputs)
         if self._graph is not None and self._graph.stale(inputs, kw_inputs):
@@ -189,6 +190,19 @@ class GraphedUpdate:
         self.fallback_reason = reason
         warnings.warn(f'{reason}; the training step runs eagerly from now on', RuntimeWarning,
                       stacklevel=3)
+
+
+def _host_argument(inputs, kw_inputs):
+    """Why the batch cannot feed a graph (an argument not on a GPU), or None."""
+    named = [(f'argument {i}', a) for i, a in enumerate(inputs)] + list(kw_inputs.items())
+    if not any(_is_device_array(a) for _, a in named):
+        return 'the batch is not on a GPU (CUDA graphs need one)'
+    for name, value in named:
+        if not _is_device_array(value):
+            return (f'{name} of the training step is a {type(value).__name__} on the host: a '
+                    'CUDA graph reads its inputs from device arrays that each batch is '
+                    'copied into')
+    return None
 
 
 def _signature(inputs, kw_inputs):

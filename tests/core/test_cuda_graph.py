@@ -6,6 +6,7 @@ reads its batch, hyperparameters and random state from the device and that the h
 counters and reports follow. See docs/gpu.md, "CUDA graphs".
 """
 
+import functools
 import warnings
 
 import numpy
@@ -248,3 +249,43 @@ def test_a_batch_on_the_cpu_warns_once_and_trains_eagerly(tmp_path):
     messages = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
     assert len(messages) == 1 and 'not on a GPU' in messages[0]
     assert optimizer.t == 4
+
+
+def _detector_training(name, cuda_graph, n=4):
+    """n steps of ``name``'s small train chain on one image (lr *= 0.8 each step)."""
+    import cupy
+
+    from cvzoo.testing.small_models import build_small_model
+    from tests.models.test_models_on_devices import _image, detection_train_batch
+
+    numpy.random.seed(0)
+    cupy.random.seed(0)  # lazily shaped layers draw from it
+    _, model = build_small_model(name)
+    model.to_device('cuda:0')
+    chain, arguments = detection_train_batch(model, _image())
+    chain.to_device('cuda:0')
+    optimizer = optimizers.MomentumSGD(lr=0.01).setup(chain)
+    step = GraphedUpdate(optimizer, chain, warmup=1) if cuda_graph else functools.partial(
+        optimizer.update, chain)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always', RuntimeWarning)
+        for i in range(n):
+            optimizer.lr = 0.01 * 0.8 ** i
+            step(*arguments)
+    refusals = [str(w.message) for w in caught if 'runs eagerly' in str(w.message)]
+    return step, refusals, state_arrays(chain)
+
+
+def test_ssd_train_chain_is_captured_and_trains_as_eager(gpu):
+    step, refusals, graphed = _detector_training('ssd_tiny', True)
+    assert step.captured and refusals == []
+    _, _, eager = _detector_training('ssd_tiny', False)
+    for key in eager:
+        numpy.testing.assert_array_equal(graphed[key], eager[key], err_msg=key)
+
+
+def test_yolo_train_chain_is_refused_naming_its_host_boxes(gpu):
+    step, refusals, _ = _detector_training('yolov3', True, n=2)
+    assert not step.captured
+    assert refusals == [step.fallback_reason + '; the training step runs eagerly from now on']
+    assert 'argument 1 of the training step is a list on the host' in refusals[0]
