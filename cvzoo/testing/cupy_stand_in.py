@@ -94,6 +94,19 @@ def _call_site():
     return '?'
 
 
+def _call_sites(depth=3):
+    """The innermost ``depth`` call sites outside this module and NumPy, innermost first
+    (the first may be a helper: the ones after it say who called it)."""
+    sites = []
+    frame = sys._getframe(2)
+    while frame is not None and len(sites) < depth:
+        name = os.path.normcase(frame.f_code.co_filename)
+        if name != _THIS_FILE and not name.startswith(_NUMPY_DIR):
+            sites.append(f'{frame.f_code.co_filename}:{frame.f_lineno}')
+        frame = frame.f_back
+    return ' <- '.join(sites) or '?'
+
+
 def _record_sync(kind):
     _refuse_in_capture(f'{kind} (a host synchronisation)')
     if not _sync_counters:
@@ -168,7 +181,7 @@ def _refuse_in_capture(operation):
     capture = _capture()
     if capture is None:
         return
-    reason = f'{operation} at {_call_site()}'
+    reason = f'{operation} at {_call_sites()}'
     capture.invalidated = capture.invalidated or reason
     raise CUDARuntimeError(f'cudaErrorStreamCaptureUnsupported: {reason} is not allowed while '
                            'a stream is capturing; the capture is invalidated')

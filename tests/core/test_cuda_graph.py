@@ -104,7 +104,7 @@ def test_graphed_training_equals_eager_bit_for_bit_with_a_schedule(gpu, tmp_path
     graphed = _trainer(tmp_path / 'graphed', _small_cnn(), True, 8)
     graphed.run()
     updater = graphed.updater
-    assert updater._graphed.captured and updater._graphed.fallback_reason is None
+    assert updater.graphed_update.captured and updater.graphed_update.fallback_reason is None
     assert graphed.updater.get_optimizer('main').t == 8
     assert graphed.updater.get_optimizer('main').lr == pytest.approx(0.1 * 0.7 ** 8)
     _assert_same(graphed, eager)  # parameters, batch-norm statistics, each loss
@@ -116,7 +116,7 @@ def test_dropout_draws_a_new_mask_on_each_replay_as_eager_does(gpu, tmp_path):
     eager.run()
     graphed = _trainer(tmp_path / 'graphed', _DropoutNet(), True, 7)
     graphed.run()
-    assert graphed.updater._graphed.captured
+    assert graphed.updater.graphed_update.captured
     _assert_same(graphed, eager)
     # with the generator seeded differently the same replays give other losses
     differently = _trainer(tmp_path / 'other', _DropoutNet(), True, 7)
@@ -130,7 +130,7 @@ def test_adam_bias_correction_and_schedule_reach_the_replays(gpu, tmp_path):
     eager.run()
     graphed = _trainer(tmp_path / 'graphed', _small_cnn(), True, 7, optimizers.Adam)
     graphed.run()
-    assert graphed.updater._graphed.captured
+    assert graphed.updater.graphed_update.captured
     a, b = _state(graphed), _state(eager)
     for key in a:
         # 1 - beta1 is computed on the device in float32 inside the graph, on the host in
@@ -143,7 +143,7 @@ def test_resume_from_a_snapshot_continues_as_an_uninterrupted_run(gpu, tmp_path)
     eager.run()
     first = _trainer(tmp_path / 'first', _DropoutNet(), True, 5)
     first.run()
-    assert first.updater._graphed.captured
+    assert first.updater.graphed_update.captured
     npz.save_npz(tmp_path / 'snapshot.npz', first)
     counter = device_random.get_generator(
         first.updater.get_optimizer('main').target.predictor.fc.W.array).counter.copy()
@@ -152,7 +152,7 @@ def test_resume_from_a_snapshot_continues_as_an_uninterrupted_run(gpu, tmp_path)
     # the dropout generator's state is the process's, not the snapshot's: put it back
     device_random.get_generator(counter).counter[...] = counter
     resumed.run()
-    assert resumed.updater._graphed.captured
+    assert resumed.updater.graphed_update.captured
     resumed.losses[:0] = first.losses
     _assert_same(resumed, eager)
 
@@ -196,8 +196,8 @@ def test_a_step_that_cannot_be_captured_warns_once_and_trains_eagerly(gpu, tmp_p
     assert len(messages) == 1, messages
     assert operation in messages[0] and 'test_cuda_graph.py:' in messages[0]
     assert 'runs eagerly' in messages[0]
-    assert not graphed.updater._graphed.captured
-    assert operation in graphed.updater._graphed.fallback_reason
+    assert not graphed.updater.graphed_update.captured
+    assert operation in graphed.updater.graphed_update.fallback_reason
     _assert_same(graphed, eager)  # the refused capture changed nothing
 
 
@@ -289,3 +289,22 @@ def test_yolo_train_chain_is_refused_naming_its_host_boxes(gpu):
     assert not step.captured
     assert refusals == [step.fallback_reason + '; the training step runs eagerly from now on']
     assert 'argument 1 of the training step is a list on the host' in refusals[0]
+
+
+def test_resize_images_is_captured_once_its_matrices_are_on_the_gpu(gpu):
+    import cupy
+
+    rng = numpy.random.RandomState(0)
+    x = backend.to_device(rng.randn(1, 2, 4, 5).astype(numpy.float32), 'cuda:0')
+    F.resize_images(x, (7, 3))  # warm-up: the interpolation matrices go to the GPU once
+    stream = cupy.cuda.Stream()
+    with stream:
+        stream.begin_capture()
+        y = F.resize_images(x, (7, 3))  # no copy from the host inside the capture
+        graph = stream.end_capture()
+    for _ in range(2):
+        new = rng.randn(1, 2, 4, 5).astype(numpy.float32)
+        cupy.copyto(x, backend.to_device(new, 'cuda:0'))
+        graph.launch()
+        numpy.testing.assert_array_equal(backend.to_numpy(y.array),
+                                         backend.to_numpy(F.resize_images(new, (7, 3)).array))

@@ -33,6 +33,12 @@ class StandardUpdater:
         self.cuda_graph = bool(cuda_graph)
         self._graphed = None
 
+    @property
+    def graphed_update(self):
+        """The :class:`~cvzoo.core.cuda_graph.GraphedUpdate` of ``cuda_graph=True`` (its
+        ``captured`` and ``fallback_reason``), None before the first update or without."""
+        return self._graphed
+
     def get_iterator(self, name):
         return self._iterators[name]
 
