@@ -23,13 +23,19 @@ keeps CuPy's rules, so that code which breaks them fails here as it would on a G
   stream entered only with its own device current, an event recorded only on a stream of
   its device, and elapsed times only between recorded events the host has waited for;
 - ``ufunc.at`` / ``cupyx.scatter_add`` accept only the dtypes CUDA's atomicAdd has;
+- stream capture keeps CUDA's rules (``Stream.begin_capture`` / ``end_capture`` giving a
+  ``Graph`` whose ``launch()`` reruns each recorded operation into the same arrays; a
+  capture itself changes nothing): host synchronisations, host-to-device copies of host
+  data, ``cupy.random`` draws, NCCL calls and work off the capturing stream raise
+  CUDARuntimeError naming the operation and its call sites, and invalidate the capture;
 - ``ElementwiseKernel`` and ``ReductionKernel`` run the NumPy twin that
   ``cvzoo.core.backend.elementwise_kernel`` / ``reduction_kernel`` registered under the
   kernel's name (the CUDA source itself is never compiled here).
 
 What it cannot prove: that a kernel's CUDA source compiles or is right, cuBLAS/cuDNN
 numerics, the order of work between streams (everything runs at once here), asynchrony,
-memory limits, or speed (see docs/gpu.md).
+memory limits, or speed (see docs/gpu.md); nor that arrays made during a capture are read
+only after a launch (they hold the capture's values here, garbage on a GPU).
 
 >>> was_installed = is_installed()
 >>> cp = install()
@@ -1162,6 +1168,8 @@ def _make_nccl_module(name):
 
         def allReduce(self, sendbuf, recvbuf, count, datatype, op, stream):  # noqa: N802
             self._check_device()
+            _refuse_in_capture('ncclAllReduce (the stand-in runs NCCL over MPI on the host: a '
+                               'graph could not replay it)')
             from mpi4py import MPI
 
             send = view(sendbuf, count, datatype).copy()
@@ -1174,6 +1182,8 @@ def _make_nccl_module(name):
 
         def bcast(self, buff, count, datatype, root, stream):
             self._check_device()
+            _refuse_in_capture('ncclBcast (the stand-in runs NCCL over MPI on the host: a '
+                               'graph could not replay it)')
             self._mpi.Bcast(view(buff, count, datatype), root=root)
 
         def destroy(self):
