@@ -21,9 +21,10 @@ What a replay cannot run, the step reads from the device:
   launch, and the values the captured step reported (``main/loss``...) are reported again.
 
 A step the capture refuses (a host synchronisation, a shape that depends on the data,
-host-side randomness, a host-to-device copy: CUDA's rules, which the CuPy stand-in keeps)
-raises :class:`cvzoo.errors.GraphCaptureError` naming the operation and its call site;
-``GraphedUpdate`` then warns once and goes on eagerly. A batch whose shapes or dtypes differ
+host-side randomness, a host-to-device copy: CUDA's rules, which the CuPy stand-in keeps;
+or new parameter arrays instead of in-place updates) raises
+:class:`cvzoo.errors.GraphCaptureError` naming the operation and its call site;
+``GraphedUpdate`` then warns once, puts back the arrays of before, and goes on eagerly. A batch whose shapes or dtypes differ
 from the captured one (a shorter last batch) runs eagerly; parameters or optimizer state
 replaced by new arrays (a snapshot loaded) make it capture again.
 """
@@ -174,7 +175,7 @@ class GraphedUpdate:
                 self._fall_back(host)
         if self.fallback_reason is not None or self._calls <= self.warmup:
             return self.optimizer.update(self.loss_func, *inputs, **kw_inputs)
-        if self._graph is not None and self._graph.stale(inputs, kw_inputs):
+        if self._graph is not None and self._graph.stale():
             self._graph = None
         if self._graph is None:
             try:
@@ -211,15 +212,27 @@ def _signature(inputs, kw_inputs):
             tuple((a.shape, numpy.dtype(a.dtype), a.device.id) for a in arrays))
 
 
-def _bindings(optimizer):
-    """The arrays a captured update reads and writes: replaced ones make it stale."""
-    ids = []
-    for param in optimizer.target.params():
-        ids.append(id(param.array))
-        rule = param.update_rule
-        if rule is not None and rule.state is not None:
-            ids.extend(id(value) for value in rule.state.values())
-    return tuple(ids)
+class _Bindings:
+    """The arrays a captured update reads and writes (parameters, optimizer state,
+    persistent arrays such as batch-norm statistics), where each is held: replaced ones
+    make a graph stale, and ``restore()`` puts them back after a refused capture."""
+
+    def __init__(self, optimizer):
+        self._held = []  # (setter, array)
+        for param in optimizer.target.params():
+            self._held.append((lambda a, p=param: setattr(p, 'array', a), param.array))
+            rule = param.update_rule
+            if rule is not None and rule.state is not None:
+                self._held.extend((lambda a, s=rule.state, k=key: s.__setitem__(k, a), value)
+                                  for key, value in rule.state.items())
+        for link in optimizer.target.links():
+            self._held.extend((lambda a, o=link, n=name: setattr(o, n, a), getattr(link, name))
+                              for name in link._persistent)
+        self.ids = tuple(id(array) for _, array in self._held)
+
+    def restore(self):
+        for setter, array in self._held:
+            setter(array)
 
 
 class _CapturedStep:
@@ -228,7 +241,8 @@ class _CapturedStep:
     def __init__(self, optimizer, loss_func, inputs, kw_inputs):
         cupy = _cupy()
         self.optimizer = optimizer
-        device = backend.get_device_from_array((list(inputs) + list(kw_inputs.values()))[0])
+        self.device = device = backend.get_device_from_array(
+            (list(inputs) + list(kw_inputs.values()))[0])
         self.signature = _signature(inputs, kw_inputs)
         with device:
             self.inputs = [cupy.array(a) for a in inputs]
@@ -237,7 +251,7 @@ class _CapturedStep:
                   if p.update_rule is not None and p.array is not None]
         self.slots = _HyperparameterSlots(params, device)
         self.slots.write()
-        self.bindings = _bindings(optimizer)
+        self.bindings = _Bindings(optimizer)
         observation = _current_observation()
         before = {} if observation is None else dict(observation)
         counters = [(rule, rule.t) for rule in (p.update_rule for p in params)]
@@ -247,6 +261,14 @@ class _CapturedStep:
         try:
             with device, cupy.cuda.using_allocator(self.pool.malloc), stream:
                 self.graph = _capture(stream, lambda: self._run_step(loss_func, params))
+            if _Bindings(optimizer).ids != self.bindings.ids:
+                raise errors.GraphCaptureError(
+                    'the training step replaces parameter, optimizer-state or persistent '
+                    'arrays with new ones instead of updating them in place: its replays '
+                    'would update arrays that nothing reads')
+        except errors.GraphCaptureError:
+            self.bindings.restore()  # the arrays of before the capture, as they were
+            raise
         finally:
             self.counted = [rule for rule, t in counters if rule.t != t]
             for rule, t in counters:
@@ -273,15 +295,14 @@ class _CapturedStep:
         """Whether the batch has the captured shapes, dtypes and device."""
         return _signature(inputs, kw_inputs) == self.signature
 
-    def stale(self, inputs, kw_inputs):
+    def stale(self):
         """Whether parameters or optimizer state were replaced since the capture."""
-        return _bindings(self.optimizer) != self.bindings
+        return _Bindings(self.optimizer).ids != self.bindings.ids
 
     def replay(self, inputs, kw_inputs):
         """Copy the batch into the static inputs, fill the hyperparameters, launch."""
         cupy = _cupy()
-        with backend.get_device_from_array(self.inputs[0] if self.inputs
-                                           else next(iter(self.kw_inputs.values()))):
+        with self.device:
             for static, new in zip(self.inputs, inputs):
                 cupy.copyto(static, new)
             for key, new in kw_inputs.items():

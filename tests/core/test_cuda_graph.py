@@ -308,3 +308,21 @@ def test_resize_images_is_captured_once_its_matrices_are_on_the_gpu(gpu):
         graph.launch()
         numpy.testing.assert_array_equal(backend.to_numpy(y.array),
                                          backend.to_numpy(F.resize_images(new, (7, 3)).array))
+
+
+def test_a_step_that_replaces_its_parameters_is_refused_and_left_as_it_was(gpu, tmp_path):
+    def rebind(optimizer):  # a hook that makes new parameter arrays instead of updating
+        for param in optimizer.target.params():
+            param.array = param.array * 1.0
+
+    def with_hook(trainer):
+        trainer.updater.get_optimizer('main').add_hook(rebind, name='rebind', timing='post')
+        return trainer
+
+    eager = with_hook(_trainer(tmp_path / 'eager', _small_cnn(), False, 6))
+    eager.run()
+    graphed = with_hook(_trainer(tmp_path / 'graphed', _small_cnn(), True, 6))
+    with pytest.warns(RuntimeWarning, match='replaces parameter, optimizer-state or persistent'):
+        graphed.run()
+    assert not graphed.updater.graphed_update.captured
+    _assert_same(graphed, eager)  # the refused capture left no array replaced
