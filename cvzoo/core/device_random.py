@@ -20,6 +20,8 @@ import threading
 
 import numpy
 
+from cvzoo.core import backend
+
 _MASK = (1 << 64) - 1
 _lock = threading.Lock()
 _generators = {}  # device id -> DeviceGenerator
@@ -57,18 +59,21 @@ class DeviceGenerator:
 
     def seed(self, seed):
         """Start the stream of ``seed`` again (fills the device arrays; no host copy)."""
-        self.key.fill(_key_of(seed))
-        self.counter.fill(0)
+        with backend.using_device_of(self.key):
+            self.key.fill(_key_of(seed))
+            self.counter.fill(0)
 
     def uniform(self, shape, dtype=numpy.float32):
-        """Numbers in [0, 1) (multiples of 2**-24) of ``shape``; advances the counter."""
+        """Numbers in [0, 1) (multiples of 2**-24) of ``shape`` on the generator's device
+        (made current here); advances the counter."""
         xp = self.xp
         size = int(numpy.prod(shape, dtype=numpy.int64))
-        index = xp.arange(size, dtype=numpy.uint64) + self.counter
-        self.counter += numpy.uint64(size)
-        bits = _mix(_mix(index) ^ self.key)
         dtype = numpy.dtype(dtype)
-        return ((bits >> 40).astype(dtype) * dtype.type(2.0 ** -24)).reshape(shape)
+        with backend.using_device_of(self.counter):
+            index = xp.arange(size, dtype=numpy.uint64) + self.counter
+            self.counter += numpy.uint64(size)
+            bits = _mix(_mix(index) ^ self.key)
+            return ((bits >> 40).astype(dtype) * dtype.type(2.0 ** -24)).reshape(shape)
 
 
 def seed(value):
@@ -81,8 +86,6 @@ def seed(value):
 
 def get_generator(array):
     """The generator of the GPU ``array`` lives on (made there at the first call)."""
-    from cvzoo.core import backend
-
     device = backend.get_device_from_array(array)
     with _lock:
         generator = _generators.get(device.id)
