@@ -28,14 +28,14 @@ keeps CuPy's rules, so that code which breaks them fails here as it would on a G
   capture itself changes nothing): host synchronisations, host-to-device copies of host
   data, ``cupy.random`` draws, NCCL calls and work off the capturing stream raise
   CUDARuntimeError naming the operation and its call sites, and invalidate the capture;
+  arrays made in a capture hold garbage (NaN) until the graph is launched;
 - ``ElementwiseKernel`` and ``ReductionKernel`` run the NumPy twin that
   ``cvzoo.core.backend.elementwise_kernel`` / ``reduction_kernel`` registered under the
   kernel's name (the CUDA source itself is never compiled here).
 
 What it cannot prove: that a kernel's CUDA source compiles or is right, cuBLAS/cuDNN
 numerics, the order of work between streams (everything runs at once here), asynchrony,
-memory limits, or speed (see docs/gpu.md); nor that arrays made during a capture are read
-only after a launch (they hold the capture's values here, garbage on a GPU).
+memory limits, or speed (see docs/gpu.md).
 
 >>> was_installed = is_installed()
 >>> cp = install()
@@ -145,8 +145,8 @@ def count_syncs():
 # While a stream captures (Stream.begin_capture), every device operation of its thread is
 # run (to learn the shapes the Python code goes on with) and recorded as a closure over the
 # NumPy arrays it reads and the device array it made or wrote. end_capture() undoes the
-# writes the capture made to arrays (on a GPU nothing runs during a capture) and returns a
-# Graph; Graph.launch() runs the recorded closures again in order, writing each result
+# writes the capture made to arrays (on a GPU nothing runs during a capture), fills the
+# arrays the capture made with garbage (NaN) as a GPU leaves them, and returns a Graph; Graph.launch() runs the recorded closures again in order, writing each result
 # into the same device array (static addresses), so new contents of the inputs give new
 # results. What CUDA refuses in a capture is refused here with CUDARuntimeError naming the
 # operation and its call site, and it invalidates the capture: host synchronisations,
@@ -160,12 +160,42 @@ class _Capture:
         self.operations = []    # (compute, device arrays its result goes to)
         self.saved = []         # (host array written, its contents before), to undo
         self.created = []       # device arrays made during the capture: the graph's pool
+        self.fresh = []         # the memory of those (not views, not inputs given back)
         self.invalidated = None  # the operation that broke a rule, and where
 
     def record(self, compute, result, out):
         self.operations.append((compute, result))
         if out is None:
-            self.created.extend(_arrays_in(result))
+            made = _arrays_in(result)
+            self.created.extend(made)
+            inputs = _arrays_held(compute)
+            self.fresh.extend(a._a for a in made
+                              if a._a.flags.owndata and id(a._a) not in inputs)
+
+    def poison(self):
+        """Fill the memory made during the capture as a GPU leaves it until the first
+        launch: with garbage (NaN, or the largest integer)."""
+        for host in self.fresh:
+            if host.flags.writeable and host.dtype.kind in 'fc':
+                host.fill(numpy.nan)
+            elif host.flags.writeable and host.dtype.kind in 'iu':
+                host.fill(numpy.iinfo(host.dtype).max)
+
+
+def _arrays_held(compute):
+    """The ids of the NumPy arrays a recorded closure reads (its cells, their tuples,
+    lists and dicts)."""
+    found = set()
+    pending = [cell.cell_contents for cell in compute.__closure__ or ()]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, numpy.ndarray):
+            found.add(id(value))
+        elif isinstance(value, (tuple, list)):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+    return found
 
 
 def _arrays_in(value):
@@ -476,6 +506,7 @@ class ndarray:  # noqa: N801 - CuPy's name
         capture = _active_capture('cupy.ndarray')
         if capture is not None:
             capture.created.append(self)
+            capture.fresh.append(self._a)
 
     # attributes that read no data
     shape = property(lambda self: self._a.shape)
@@ -985,6 +1016,7 @@ class Stream:
         _thread.capture = None
         for host, before in reversed(capture.saved):
             host[...] = before  # nothing runs while a GPU captures
+        capture.poison()
         if capture.invalidated:
             raise CUDARuntimeError(f'cudaErrorStreamCaptureInvalidated: the capture was '
                                    f'invalidated by {capture.invalidated}')

@@ -308,7 +308,7 @@ def test_capture_refuses_work_off_the_capturing_stream_and_on_the_null_stream(cp
         stream.end_capture()
 
 
-def test_arrays_made_in_a_capture_live_with_the_graph_and_creation_is_replayed(cp):
+def test_arrays_made_in_a_capture_hold_garbage_until_a_launch_fills_them(cp):
     x = cp.ones(3, dtype=cp.float32)
     stream = cp.cuda.Stream()
     with stream:
@@ -316,7 +316,12 @@ def test_arrays_made_in_a_capture_live_with_the_graph_and_creation_is_replayed(c
         counter = cp.zeros((), dtype=cp.float32)   # made in the capture: reset each launch
         counter += x.sum()
         total = counter * 1
+        index = cp.argmax(x)
+        same, view = cp.asarray(x), x.reshape(3, 1)  # x itself and a view of it
         graph = stream.end_capture()
+    assert numpy.isnan(float(total)) and int(index) == numpy.iinfo(index.dtype).max
+    numpy.testing.assert_array_equal(view.get(), [[1], [1], [1]])  # x's memory is intact
+    assert same is x
     for _ in range(2):
         graph.launch()
         assert float(total) == 3.0
