@@ -40,3 +40,9 @@ class UsageError(CvzooError, ValueError):
 class MissingFileError(CvzooError, FileNotFoundError):
     """A file or folder that was named (an argument, a dataset's list, a path inside an
     annotation) does not exist; the message names it and what was expected there."""
+
+
+class GraphCaptureError(CvzooError, RuntimeError):
+    """A training step could not be captured as a CUDA graph (a host synchronisation, a
+    shape that depends on the data, host-side randomness inside it); the message names the
+    operation and its call site."""

@@ -18,7 +18,7 @@ import numpy
 
 import cvzoo.core.links as L
 from cvzoo.cli import argument_types, entry, train_options
-from cvzoo.core import autocast, optimizers, training
+from cvzoo.core import autocast, device_random, optimizers, training
 from cvzoo.core.serializers import npz
 from cvzoo.core.training import extensions
 from cvzoo.datasets import registry
@@ -98,7 +98,9 @@ def main(argv=None):
     args = parse_args(argv)
     comm = make_communicator(args)
     size, rank = (comm.size, comm.rank) if comm else (1, 0)
+    train_options.check_cuda_graph(args.cuda_graph, args.device)
     numpy.random.seed(args.seed + rank)
+    device_random.seed(args.seed + rank)  # dropout's masks on a GPU
     train, val, label_names = registry.load_classification_training_splits(
         args.dataset, args.val_dataset, args.seed)
     train_options.check_batchsize(args.batchsize, len(train), args.dataset)
@@ -125,7 +127,7 @@ def main(argv=None):
         iterator = training.iterators.SerialIterator(train, args.batchsize, seed=args.seed)
     updater = training.updaters.StandardUpdater(
         iterator, optimizer, device=args.device,
-        loss_func=under_autocast(classifier, args.autocast))
+        loss_func=under_autocast(classifier, args.autocast), cuda_graph=args.cuda_graph)
     iterations_per_epoch = -(-len(train) // args.batchsize)
     n_iteration = args.iteration or args.epoch * iterations_per_epoch
     stop = (args.iteration, 'iteration') if args.iteration else (args.epoch, 'epoch')

@@ -35,6 +35,7 @@ FPN_PARTS = ('rpn_loc', 'rpn_conf', 'head_loc', 'head_conf')
 def main(argv=None):
     """Train, evaluate on the test split and return the mAP."""
     args = _parser().parse_args(argv)
+    train_options.check_cuda_graph(args.cuda_graph, args.device)
     numpy.random.seed(args.seed)  # model initialisation and augmentation draw from it
     train, test, label_names = load_detection_training_splits(args.dataset)
     sizes = {'min_size': args.min_size, 'max_size': args.max_size}
@@ -49,6 +50,7 @@ def main(argv=None):
         model, optimizer, TransformDataset(train, FasterRCNNTransform(model, args.seed)),
         label_names, out=args.out, batchsize=1, iteration=args.iteration, loss_keys=keys,
         lr_steps=(fractions.Fraction(5, 7),), device=args.device, seed=args.seed,
+        cuda_graph=args.cuda_graph,
         resume=args.resume, model_name=args.model, model_kwargs=sizes,
         guard=fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False))
     model.use_preset('evaluate')

@@ -35,6 +35,7 @@ def main(argv=None):
     """Train, evaluate on --val when given; return the mask mAP@0.5 (None without --val)."""
     parser = _parser()
     args = parser.parse_args(argv)
+    train_options.check_cuda_graph(args.cuda_graph, args.device)
     numpy.random.seed(args.seed)  # model initialisation draws from it
     train = _load(parser, '--dataset', args.dataset, args.images, None)
     val = None if args.val is None else _load(parser, '--val', args.val, args.images,
@@ -50,6 +51,7 @@ def main(argv=None):
         model, examples, train.label_names, out=args.out, iteration=args.iteration,
         batchsize=args.batchsize, lr=args.lr, freeze_backbone=pretrained is not None,
         device=args.device, communicator=args.communicator, seed=args.seed,
+        cuda_graph=args.cuda_graph,
         resume=args.resume, model_name=args.model, model_kwargs=sizes)
     if trainer is None or val is None:
         return None

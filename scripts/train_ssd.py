@@ -39,6 +39,7 @@ def _optimizer(args, chain):
 def main(argv=None):
     """Train, evaluate on the test split and return the mAP."""
     args = _parser().parse_args(argv)
+    train_options.check_cuda_graph(args.cuda_graph, args.device)
     numpy.random.seed(args.seed)  # model initialisation and augmentation draw from it
     train, test, label_names = load_detection_training_splits(args.dataset)
     train_options.check_batchsize(args.batchsize, len(train), args.dataset)
@@ -56,6 +57,7 @@ def main(argv=None):
         model, optimizer, TransformDataset(train, transform), label_names, out=args.out,
         batchsize=args.batchsize, iteration=args.iteration, loss_keys=PARTS, lr_steps=steps,
         device=args.device, communicator=args.communicator, seed=args.seed,
+        cuda_graph=args.cuda_graph,
         resume=args.resume, model_name=args.model, model_kwargs=extra,
         guard=fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False))
     if trainer is None:  # not rank 0

@@ -58,6 +58,7 @@ def _model(args, n_fg_class):
 def main(argv=None):
     """Train, evaluate on the test split and return the mAP."""
     args = _parser().parse_args(argv)
+    train_options.check_cuda_graph(args.cuda_graph, args.device)
     numpy.random.seed(args.seed)  # model initialisation and augmentation draw from it
     train, test, label_names = load_detection_training_splits(args.dataset)
     train_options.check_batchsize(args.batchsize, len(train), args.dataset)
@@ -71,6 +72,7 @@ def main(argv=None):
         lr_steps=(fractions.Fraction(4, 5), fractions.Fraction(9, 10)),
         converter=augmentation.yolo_converter, device=args.device,
         communicator=args.communicator, seed=args.seed, resume=args.resume,
+        cuda_graph=args.cuda_graph,
         # a cfg model is rebuilt from its cfg, not the registry: its weights only
         model_name=None if args.cfg else args.model, model_kwargs=_model_kwargs(args),
         guard=fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False))

@@ -8,6 +8,7 @@ set is loaded; :func:`run` ends the script (see :mod:`cvzoo.cli.entry`).
 
 from cvzoo import errors
 from cvzoo.cli import argument_types, entry
+from cvzoo.core import backend
 from cvzoo.core.training.extensions import fail_on_non_number
 
 COMMUNICATORS = ('none', 'mpi', 'nccl')
@@ -15,7 +16,8 @@ COMMUNICATORS = ('none', 'mpi', 'nccl')
 
 def add_train_options(parser, *, iteration, lr, batchsize=None, lr_help=None,
                       communicator=True, resume_flag=True):
-    """Add --batchsize, --iteration, --lr, --out, --device, --communicator, --seed, --resume.
+    """Add --batchsize, --iteration, --lr, --out, --device, --communicator, --seed, --resume,
+    --cuda-graph.
 
     Args:
         parser (argparse.ArgumentParser): the script's parser.
@@ -43,6 +45,10 @@ def add_train_options(parser, *, iteration, lr, batchsize=None, lr_help=None,
     if communicator:
         parser.add_argument('--communicator', choices=COMMUNICATORS, default='none')
     parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--cuda-graph', action='store_true',
+                        help='capture the training step as a CUDA graph after warm-up and '
+                        'replay it each iteration (GPU only; a step that cannot be '
+                        'captured warns once and trains eagerly)')
     if resume_flag:
         parser.add_argument('--resume', action='store_true',
                             help='continue from the latest snapshot in --out')
@@ -66,6 +72,17 @@ def check_batchsize(batchsize, n_example, dataset):
         raise errors.UsageError(
             f'--batchsize {batchsize}: larger than the {n_example} training examples of '
             f'--dataset {dataset}; give --batchsize {n_example} or less')
+
+
+def check_cuda_graph(cuda_graph, device):
+    """Refuse --cuda-graph without a GPU --device.
+
+    Raises:
+        cvzoo.errors.UsageError: naming --cuda-graph and the --device given.
+    """
+    if cuda_graph and backend.get_device(device).kind != 'cuda':
+        raise errors.UsageError(f'--cuda-graph: CUDA graphs need a GPU, give --device cuda:N '
+                                f'(got --device {device})')
 
 
 def run(main, final_file='model_final.npz'):

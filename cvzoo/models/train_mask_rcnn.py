@@ -100,7 +100,8 @@ def make_optimizer(chain, lr, freeze_backbone):
 
 def train_mask_rcnn(model, dataset, label_names, *, out, iteration, batchsize=2, lr=None,
                     freeze_backbone=False, device='cpu', communicator='none', seed=0,
-                    resume=False, model_name=None, model_kwargs=None, train_chain=None):
+                    resume=False, model_name=None, model_kwargs=None, train_chain=None,
+                    cuda_graph=False):
     """Train ``model`` on ``dataset`` and write ``out/model_final.npz``.
 
     Args:
@@ -113,7 +114,7 @@ def train_mask_rcnn(model, dataset, label_names, *, out, iteration, batchsize=2,
         batchsize (int): images per iteration (per process under a communicator).
         lr (float or None): the learning rate; None: :func:`default_lr`.
         freeze_backbone (bool): see :func:`make_optimizer`.
-        device, communicator, seed, resume, model_name, model_kwargs: as
+        device, communicator, seed, resume, model_name, model_kwargs, cuda_graph: as
             :func:`~cvzoo.models.detection.train_detector.train_detector`.
         train_chain (MaskRCNNTrainChain or None): the chain of the losses (None: the
             default one on ``model``).
@@ -131,6 +132,6 @@ def train_mask_rcnn(model, dataset, label_names, *, out, iteration, batchsize=2,
         model, optimizer, dataset, label_names, out=out, batchsize=batchsize,
         iteration=iteration, loss_keys=LOSS_KEYS, lr_steps=LR_STEPS,
         converter=PaddedBatch(model), device=device, communicator=communicator, seed=seed,
-        resume=resume, model_name=model_name, model_kwargs=model_kwargs,
+        resume=resume, model_name=model_name, model_kwargs=model_kwargs, cuda_graph=cuda_graph,
         guard=fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False),
         warmup_iter=warmup_iterations(iteration), warmup_start_ratio=WARMUP_START_RATIO)

@@ -23,6 +23,12 @@ keeps CuPy's rules, so that code which breaks them fails here as it would on a G
   stream entered only with its own device current, an event recorded only on a stream of
   its device, and elapsed times only between recorded events the host has waited for;
 - ``ufunc.at`` / ``cupyx.scatter_add`` accept only the dtypes CUDA's atomicAdd has;
+- stream capture keeps CUDA's rules (``Stream.begin_capture`` / ``end_capture`` giving a
+  ``Graph`` whose ``launch()`` reruns each recorded operation into the same arrays; a
+  capture itself changes nothing): host synchronisations, host-to-device copies of host
+  data, ``cupy.random`` draws, NCCL calls and work off the capturing stream raise
+  CUDARuntimeError naming the operation and its call sites, and invalidate the capture;
+  arrays made in a capture hold garbage (NaN) until the graph is launched;
 - ``ElementwiseKernel`` and ``ReductionKernel`` run the NumPy twin that
   ``cvzoo.core.backend.elementwise_kernel`` / ``reduction_kernel`` registered under the
   kernel's name (the CUDA source itself is never compiled here).
@@ -94,7 +100,21 @@ def _call_site():
     return '?'
 
 
+def _call_sites(depth=3):
+    """The innermost ``depth`` call sites outside this module and NumPy, innermost first
+    (the first may be a helper: the ones after it say who called it)."""
+    sites = []
+    frame = sys._getframe(2)
+    while frame is not None and len(sites) < depth:
+        name = os.path.normcase(frame.f_code.co_filename)
+        if name != _THIS_FILE and not name.startswith(_NUMPY_DIR):
+            sites.append(f'{frame.f_code.co_filename}:{frame.f_lineno}')
+        frame = frame.f_back
+    return ' <- '.join(sites) or '?'
+
+
 def _record_sync(kind):
+    _refuse_in_capture(f'{kind} (a host synchronisation)')
     if not _sync_counters:
         return
     key = (kind, _call_site())
@@ -118,6 +138,158 @@ def count_syncs():
     finally:
         with _sync_lock:
             _sync_counters.remove(counter)
+
+
+# --- graph capture ----------------------------------------------------------------------
+#
+# While a stream captures (Stream.begin_capture), every device operation of its thread is
+# run (to learn the shapes the Python code goes on with) and recorded as a closure over the
+# NumPy arrays it reads and the device array it made or wrote. end_capture() undoes the
+# writes the capture made to arrays (on a GPU nothing runs during a capture), fills the
+# arrays the capture made with garbage (NaN) as a GPU leaves them, and returns a Graph; Graph.launch() runs the recorded closures again in order, writing each result
+# into the same device array (static addresses), so new contents of the inputs give new
+# results. What CUDA refuses in a capture is refused here with CUDARuntimeError naming the
+# operation and its call site, and it invalidates the capture: host synchronisations,
+# host-to-device copies of host data, host-side random generators, work on another stream.
+
+class _Capture:
+    """The work recorded while ``stream`` captures."""
+
+    def __init__(self, stream, device):
+        self.stream, self.device = stream, device
+        self.operations = []    # (compute, device arrays its result goes to)
+        self.saved = []         # (host array written, its contents before), to undo
+        self.created = []       # device arrays made during the capture: the graph's pool
+        self.fresh = []         # the memory of those (not views, not inputs given back)
+        self.invalidated = None  # the operation that broke a rule, and where
+
+    def record(self, compute, result, out):
+        self.operations.append((compute, result))
+        if out is None:
+            made = _arrays_in(result)
+            self.created.extend(made)
+            inputs = _arrays_held(compute)
+            self.fresh.extend(a._a for a in made
+                              if a._a.flags.owndata and id(a._a) not in inputs)
+
+    def poison(self):
+        """Fill the memory made during the capture as a GPU leaves it until the first
+        launch: with garbage (NaN, or the largest integer)."""
+        for host in self.fresh:
+            if host.flags.writeable and host.dtype.kind in 'fc':
+                host.fill(numpy.nan)
+            elif host.flags.writeable and host.dtype.kind in 'iu':
+                host.fill(numpy.iinfo(host.dtype).max)
+
+
+def _arrays_held(compute):
+    """The ids of the NumPy arrays a recorded closure reads (its cells, their tuples,
+    lists and dicts)."""
+    found = set()
+    pending = [cell.cell_contents for cell in compute.__closure__ or ()]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, numpy.ndarray):
+            found.add(id(value))
+        elif isinstance(value, (tuple, list)):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+    return found
+
+
+def _arrays_in(value):
+    if isinstance(value, ndarray):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [a for v in value for a in _arrays_in(v)]
+    return []
+
+
+def _capture():
+    """The capture open in this thread, or None."""
+    return getattr(_thread, 'capture', None)
+
+
+def _refuse_in_capture(operation):
+    """Raise cudaErrorStreamCaptureUnsupported for ``operation`` (and invalidate the
+    capture) when this thread is capturing."""
+    capture = _capture()
+    if capture is None:
+        return
+    reason = f'{operation} at {_call_sites()}'
+    capture.invalidated = capture.invalidated or reason
+    raise CUDARuntimeError(f'cudaErrorStreamCaptureUnsupported: {reason} is not allowed while '
+                           'a stream is capturing; the capture is invalidated')
+
+
+def _active_capture(what):
+    """The capture that records ``what`` (None when none is open in this thread); refuses
+    work on an invalidated capture and work that is not on the capturing stream."""
+    capture = _capture()
+    if capture is None:
+        return None
+    if capture.invalidated:
+        raise CUDARuntimeError(f'cudaErrorStreamCaptureInvalidated: {what} at {_call_site()} '
+                               f'on a capture invalidated by {capture.invalidated}')
+    device, stream = _current_device(), get_current_stream()
+    if device != capture.device or stream.ptr != capture.stream.ptr:
+        capture.invalidated = (f'{what} at {_call_site()} on stream {stream.ptr} of device '
+                               f'{device}')
+        raise CUDARuntimeError(
+            f'cudaErrorStreamCaptureImplicit: {capture.invalidated}, while stream '
+            f'{capture.stream.ptr} of device {capture.device} captures (make the capturing '
+            'stream current: with stream: ...); the capture is invalidated')
+    return capture
+
+
+def _run(what, compute, out=None, writes=()):
+    """Run ``compute`` (a closure over NumPy arrays) as one device operation: its result
+    wrapped as device arrays (``out`` when given; None when the operation ``writes``
+    arrays in place), recorded when a capture is open."""
+    capture = _active_capture(what)
+    if capture is not None:
+        capture.saved.extend((host, host.copy()) for host in writes
+                             if isinstance(host, numpy.ndarray))
+    if writes and out is None:
+        compute()
+        result = None
+    else:
+        result = _wrap_result(compute(), out)
+    if capture is not None:
+        capture.record(compute, result, out)
+    return result
+
+
+def _store(value, target):
+    """Write a replayed result into the device array(s) the capture made for it."""
+    if isinstance(target, ndarray):
+        value = numpy.asarray(value)
+        if numpy.may_share_memory(value, target._a):
+            return  # a view, or the operation wrote in place
+        if value.shape != target.shape:
+            raise CUDARuntimeError(f'cudaErrorInvalidValue: a replayed operation made shape '
+                                   f'{value.shape}, captured as {target.shape}')
+        target._a[...] = value
+    elif isinstance(target, (tuple, list)):
+        for v, t in zip(value, target):
+            _store(v, t)
+
+
+class Graph:
+    """``cupy.cuda.graph.Graph``: what a stream captured; ``launch()`` runs it again."""
+
+    def __init__(self, operations, pool):
+        self._operations = operations
+        self._pool = pool  # the arrays made in the capture live as long as the graph
+
+    def launch(self, stream=None):
+        """Run the captured work again, writing into the arrays the capture made."""
+        for compute, target in self._operations:
+            _store(compute(), target)
+
+    def upload(self, stream=None):
+        """Nothing to upload on the host."""
 
 
 # --- arrays ---------------------------------------------------------------------------
@@ -258,10 +430,13 @@ class _MemoryPointer:
 # methods whose array arguments are operands; the others take axes, shapes or dtypes,
 # which may come as host arrays
 _OPERAND_METHODS = frozenset(('dot', 'take', 'put', 'choose', 'clip', 'compress'))
+# methods that write into the array itself
+_IN_PLACE_METHODS = frozenset(('fill', 'put', 'sort', 'partition'))
 
 
 def _method(name, sync=None):
     allow_host = name not in _OPERAND_METHODS
+    in_place = name in _IN_PLACE_METHODS
 
     def method(self, *args, **kwargs):
         _check_on_current(self, f'ndarray.{name}')
@@ -269,8 +444,11 @@ def _method(name, sync=None):
             _record_sync(sync)
         out = kwargs.get('out')
         args, kwargs = _unwrap_all(args, kwargs, f'ndarray.{name}', allow_host)
-        return _wrap_result(getattr(self._a, name)(*args, **kwargs),
-                            out if isinstance(out, ndarray) else None)
+        host = self._a
+        out = out if isinstance(out, ndarray) else None
+        writes = (host,) if in_place else () if out is None else (out._a,)
+        return _run(f'ndarray.{name}', lambda: getattr(host, name)(*args, **kwargs), out,
+                    writes)
     method.__name__ = name
     return method
 
@@ -325,6 +503,10 @@ class ndarray:  # noqa: N801 - CuPy's name
     def __init__(self, shape, dtype=float, memptr=None, strides=None, order='C'):
         self._a = numpy.empty(shape, dtype, order=order)
         self._device = _current_device()
+        capture = _active_capture('cupy.ndarray')
+        if capture is not None:
+            capture.created.append(self)
+            capture.fresh.append(self._a)
 
     # attributes that read no data
     shape = property(lambda self: self._a.shape)
@@ -374,6 +556,7 @@ class ndarray:  # noqa: N801 - CuPy's name
         """Copy host array ``arr`` into this array."""
         if not isinstance(arr, numpy.ndarray):
             raise TypeError(f'Only numpy.ndarray can be set to cupy.ndarray, got {type(arr)}')
+        _refuse_in_capture('ndarray.set (a host-to-device copy)')
         if arr.shape != self._a.shape:
             raise ValueError(f'Shape mismatch: {arr.shape} vs {self._a.shape}')
         self._a[...] = arr
@@ -399,16 +582,25 @@ class ndarray:  # noqa: N801 - CuPy's name
     # indexing
     def __getitem__(self, key):
         _check_on_current(self, 'ndarray.__getitem__')
-        return _wrap(self._a[_unwrap_index(key, 'ndarray.__getitem__')])
+        host, key = self._a, _unwrap_index(key, 'ndarray.__getitem__')
+        return _run('ndarray.__getitem__', lambda: host[key])
 
     def __setitem__(self, key, value):
         _check_on_current(self, 'ndarray.__setitem__')
         key = _unwrap_index(key, 'ndarray.__setitem__')
-        self._a[key] = _unwrap(value, 'ndarray.__setitem__', allow_host=True)
+        if isinstance(value, (numpy.ndarray, list, tuple)):
+            _refuse_in_capture('ndarray.__setitem__ of host data (a host-to-device copy)')
+        value = _unwrap(value, 'ndarray.__setitem__', allow_host=True)
+        host = self._a
+
+        def assign():
+            host[key] = value
+        _run('ndarray.__setitem__', assign, writes=(host,))
 
     # copies between devices are allowed, as CuPy's peer copies
     def copy(self, order='C'):
-        return _wrap(self._a.copy(order=order))
+        host = self._a
+        return _run('ndarray.copy', lambda: host.copy(order=order))
 
     def __copy__(self):
         return self.copy()
@@ -479,18 +671,21 @@ def _ufunc_call(ufunc, method, inputs, kwargs):
         _unwrap(target, what)
         numpy_inputs = (target._a, _unwrap_index(indices, what)) + tuple(
             _unwrap(x, what) for x in inputs[2:])
-        getattr(ufunc, method)(*numpy_inputs)
+        _run(what, lambda: getattr(ufunc, method)(*numpy_inputs), writes=(target._a,))
         return None
     numpy_inputs = tuple(_unwrap(x, what) for x in inputs)
+    call = getattr(ufunc, method)
     if out is not None:
         outs = out if isinstance(out, tuple) else (out,)
         kwargs = dict(kwargs, out=tuple(_unwrap(o, what) for o in outs))
-        result = getattr(ufunc, method)(*numpy_inputs, **kwargs)
+        _run(what, lambda: call(*numpy_inputs, **kwargs), writes=kwargs['out'])
         return outs[0] if len(outs) == 1 else outs
-    result = getattr(ufunc, method)(*numpy_inputs, **kwargs)
-    if ufunc is numpy.matmul:
-        result = _matmul_dtype_as_cupy(result, numpy_inputs)
-    return _wrap_result(result)
+    def compute():
+        result = call(*numpy_inputs, **kwargs)
+        if ufunc is numpy.matmul:
+            return _matmul_dtype_as_cupy(result, numpy_inputs)
+        return result
+    return _run(what, compute)
 
 
 def _matmul_dtype_as_cupy(result, inputs):
@@ -514,9 +709,14 @@ _SHAPE_FUNCTIONS = frozenset((
     'max', 'min', 'amax', 'amin', 'prod', 'any', 'all', 'var', 'std'))
 
 
+# functions that write into their first argument
+_IN_PLACE_FUNCTIONS = frozenset(('copyto', 'put', 'put_along_axis'))
+
+
 def _function(name, sync=None, numpy_function=None):
     numpy_function = numpy_function or getattr(numpy, name)
     shape_function = name in _SHAPE_FUNCTIONS
+    in_place = name in _IN_PLACE_FUNCTIONS
 
     def function(*args, **kwargs):
         if sync:
@@ -527,8 +727,9 @@ def _function(name, sync=None, numpy_function=None):
             args = (_unwrap(args[0], name),) + rest
         else:
             args, kwargs = _unwrap_all(args, kwargs, name)
-        return _wrap_result(numpy_function(*args, **kwargs),
-                            out if isinstance(out, ndarray) else None)
+        out = out if isinstance(out, ndarray) else None
+        writes = (args[0],) if in_place and args else () if out is None else (out._a,)
+        return _run(name, lambda: numpy_function(*args, **kwargs), out, writes)
     function.__name__ = name
     return function
 
@@ -581,7 +782,9 @@ def _to_current(value, dtype=None, copy=True, order='K'):
     """``cupy.array``: a copy on the current device of a host or device array."""
     if isinstance(value, ndarray):
         host = value._a
-    elif isinstance(value, (list, tuple)):
+        return _run('cupy.array', lambda: numpy.array(host, dtype=dtype, copy=True, order=order))
+    _refuse_in_capture('cupy.array of host data (a host-to-device copy)')
+    if isinstance(value, (list, tuple)):
         host = numpy.array(_unwrap(value, 'array', allow_host=True), dtype=dtype)
     else:
         host = value
@@ -592,7 +795,7 @@ def array(obj, dtype=None, copy=True, order='K', subok=False, ndmin=0, blocking=
     """Copy ``obj`` (host data, or a device array of any device) to the current device."""
     out = _to_current(obj, dtype, order=order)
     if ndmin > out.ndim:
-        out = _wrap(out._a.reshape((1,) * (ndmin - out.ndim) + out.shape))
+        out = out.reshape((1,) * (ndmin - out.ndim) + out.shape)
     return out
 
 
@@ -607,7 +810,9 @@ def asarray(a, dtype=None, order=None, blocking=False):
 def ascontiguousarray(a, dtype=None):
     """A C-contiguous device array (``a`` itself when it already is one)."""
     a = asarray(a, dtype)
-    return a if a._a.flags.c_contiguous else _wrap(numpy.ascontiguousarray(a._a))
+    host = a._a
+    return a if host.flags.c_contiguous else _run(
+        'cupy.ascontiguousarray', lambda: numpy.ascontiguousarray(host))
 
 
 def copy(a, order='K'):
@@ -632,7 +837,9 @@ def get_array_module(*args):
 
 def as_strided(x, shape=None, strides=None):
     """``cupy.lib.stride_tricks.as_strided``: a strided view of a device array."""
-    return _wrap(numpy.lib.stride_tricks.as_strided(_unwrap(x, 'as_strided'), shape, strides))
+    host = _unwrap(x, 'as_strided')
+    return _run('as_strided',
+                lambda: numpy.lib.stride_tricks.as_strided(host, shape, strides))
 
 
 def scatter_add(a, slices, value):
@@ -676,12 +883,15 @@ class ElementwiseKernel:
         host = [_unwrap(a, self.name) for a in args]
         if len(args) > n_in:
             # outputs given: CuPy reads and writes them in place, so does the twin
-            twin(*host)
+            _run(self.name, lambda: twin(*host), writes=host[n_in:])
             outs = args[n_in:]
             return outs[0] if len(outs) == 1 else tuple(outs)
-        results = twin(*host)
-        results = results if isinstance(results, tuple) else (results,)
-        wrapped = tuple(_wrap(numpy.asarray(r)) for r in results)
+
+        def compute():
+            results = twin(*host)
+            results = results if isinstance(results, tuple) else (results,)
+            return tuple(numpy.asarray(r) for r in results)
+        wrapped = _run(self.name, compute)
         return wrapped[0] if len(wrapped) == 1 else wrapped
 
 
@@ -708,7 +918,8 @@ class ReductionKernel:
                             f'{len(args)}')
         host = [_unwrap(a, self.name) for a in args]
         twin = backend.numpy_twin_of(self.name)
-        return _wrap(numpy.asarray(twin(*host, axis=axis, keepdims=keepdims)))
+        return _run(self.name,
+                    lambda: numpy.asarray(twin(*host, axis=axis, keepdims=keepdims)))
 
 
 # --- cupy.cuda -------------------------------------------------------------------------
@@ -794,6 +1005,36 @@ class Stream:
         _record_sync('synchronize')
         device = _current_device() if self.device_id == -1 else self.device_id
         _note_wait(('stream', device, self.ptr))
+
+    def begin_capture(self, mode=None):
+        """Record the work of this thread on this stream into a graph until end_capture()."""
+        device = self._device()
+        if self.ptr == 0:
+            raise CUDARuntimeError('cudaErrorStreamCaptureUnsupported: the null stream '
+                                   'cannot capture; capture on a new cupy.cuda.Stream()')
+        if _capture() is not None:
+            raise CUDARuntimeError('cudaErrorIllegalState: this thread is already capturing')
+        _thread.capture = _Capture(self, device)
+
+    def is_capturing(self):
+        """Whether this stream is capturing (in this thread)."""
+        capture = _capture()
+        return capture is not None and capture.stream.ptr == self.ptr
+
+    def end_capture(self):
+        """End the capture; return the Graph (raises when a rule broke it)."""
+        capture = _capture()
+        if capture is None or capture.stream.ptr != self.ptr:
+            raise CUDARuntimeError('cudaErrorIllegalState: end_capture() on a stream that is '
+                                   'not capturing')
+        _thread.capture = None
+        for host, before in reversed(capture.saved):
+            host[...] = before  # nothing runs while a GPU captures
+        capture.poison()
+        if capture.invalidated:
+            raise CUDARuntimeError(f'cudaErrorStreamCaptureInvalidated: the capture was '
+                                   f'invalidated by {capture.invalidated}')
+        return Graph(capture.operations, capture.created)
 
     def record(self, event=None):
         """Record ``event`` (a new one when None) on this stream; return it."""
@@ -898,6 +1139,11 @@ class _MemoryPool:
         pass
 
 
+@contextlib.contextmanager
+def _using_allocator(allocator=None):
+    yield
+
+
 _MEMORY_POOL = _MemoryPool()
 _PINNED_POOL = _MemoryPool()
 
@@ -921,6 +1167,10 @@ def _make_cuda_module(name):
     cuda.set_pinned_memory_allocator = lambda allocator=None: None
     cuda.get_default_memory_pool = lambda: _MEMORY_POOL
     cuda.get_default_pinned_memory_pool = lambda: _PINNED_POOL
+    cuda.MemoryPool = _MemoryPool
+    cuda.using_allocator = _using_allocator
+    cuda.graph = types.ModuleType(f'{name}.graph')
+    cuda.graph.Graph = Graph
     cuda.is_available = lambda: True
     cuda.cudnn_enabled = False
     return cuda, runtime
@@ -964,6 +1214,8 @@ def _make_nccl_module(name):
 
         def allReduce(self, sendbuf, recvbuf, count, datatype, op, stream):  # noqa: N802
             self._check_device()
+            _refuse_in_capture('ncclAllReduce (the stand-in runs NCCL over MPI on the host: a '
+                               'graph could not replay it)')
             from mpi4py import MPI
 
             send = view(sendbuf, count, datatype).copy()
@@ -976,6 +1228,8 @@ def _make_nccl_module(name):
 
         def bcast(self, buff, count, datatype, root, stream):
             self._check_device()
+            _refuse_in_capture('ncclBcast (the stand-in runs NCCL over MPI on the host: a '
+                               'graph could not replay it)')
             self._mpi.Bcast(view(buff, count, datatype), root=root)
 
         def destroy(self):
@@ -999,6 +1253,8 @@ class RandomState:
         self._rs.seed(seed)
 
     def _draw(self, name, *args, dtype=None, **kwargs):
+        _refuse_in_capture(f'cupy.random.{name} (a generator whose state lives on the host: '
+                           'each replay would draw the same numbers)')
         args, kwargs = _unwrap_all(args, kwargs, f'random.{name}')
         out = numpy.asarray(getattr(self._rs, name)(*args, **kwargs))
         return _wrap(out.astype(dtype) if dtype is not None else out)

@@ -97,3 +97,30 @@ def test_digits_in_mixed_precision_match_float32(tmp_path, monkeypatch):
                                       monkeypatch)
     assert 'float16' in seen and abs(f16_top1 - top1) <= 0.01
     assert log[-1]['loss_scale'] == 2.0 ** 15
+
+
+def test_cuda_graph_trains_as_the_eager_run_does(tmp_path, stand_in):
+    import warnings
+
+    _make_folder_dataset(tmp_path / 'data')
+    args = ['--dataset', str(tmp_path / 'data'), '--batchsize', '4', '--insize', '8',
+            '--iteration', '6', '--device', 'cuda:0']
+    stand_in.install().random.seed(0)  # lazily shaped layers draw from it
+    _script().main(args + ['--out', str(tmp_path / 'eager')])
+    stand_in.install().random.seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', RuntimeWarning)  # no capture refused, no fallback
+        _script().main(args + ['--out', str(tmp_path / 'graphed'), '--cuda-graph'])
+    logs = [[json.loads(line) for line in (tmp_path / run / 'log').read_text().splitlines()]
+            for run in ('eager', 'graphed')]
+    assert [e['main/loss'] for e in logs[1]] == [e['main/loss'] for e in logs[0]]
+    assert [e['lr'] for e in logs[1]] == [e['lr'] for e in logs[0]]
+
+
+def test_cuda_graph_needs_a_gpu_device(tmp_path):
+    from cvzoo import errors
+
+    _make_folder_dataset(tmp_path / 'data')
+    with pytest.raises(errors.UsageError, match=r'--cuda-graph: .* \(got --device cpu\)'):
+        _script().main(['--dataset', str(tmp_path / 'data'), '--iteration', '1',
+                        '--out', str(tmp_path / 'out'), '--cuda-graph'])

@@ -4,6 +4,7 @@ The stand-in is installed here for each test (and taken out again, unless the ru
 ``--fake-cuda``, which keeps it for the whole session).
 """
 
+import re
 import threading
 
 import numpy
@@ -219,3 +220,119 @@ def test_bfloat16_matmul_stays_bfloat16_as_in_cupy(cp):
         assert product.dtype == numpy.dtype(ml_dtypes.bfloat16)
         numpy.testing.assert_array_equal(product.get().astype(numpy.float32), 3)
     assert cp.matmul(a.astype(numpy.float32), b.astype(numpy.float32)).dtype == numpy.float32
+
+
+# --- CUDA graph capture ------------------------------------------------------------------
+
+def _step(cp, x, w):
+    """A small step: a forward (new arrays) and an in-place update of ``w``."""
+    y = cp.tanh(x @ w) * 2.0
+    loss = (y * y).mean()
+    w -= 0.1 * (x.T @ y)
+    return y, loss
+
+
+def test_capture_runs_nothing_and_launch_replays_into_the_same_arrays(cp):
+    rs = numpy.random.RandomState(0)
+    x = cp.asarray(rs.randn(4, 3).astype(numpy.float32))
+    w = cp.asarray(rs.randn(3, 2).astype(numpy.float32))
+    w_eager = w.copy()
+    stream = cp.cuda.Stream()
+    with stream:
+        stream.begin_capture()
+        assert stream.is_capturing()
+        y, loss = _step(cp, x, w)
+        graph = stream.end_capture()
+    assert not stream.is_capturing()
+    numpy.testing.assert_array_equal(w.get(), w_eager.get())  # a capture runs nothing
+    for _ in range(3):
+        batch = rs.randn(4, 3).astype(numpy.float32)
+        cp.copyto(x, cp.asarray(batch))       # new data into the static input
+        graph.launch()
+        y_eager, loss_eager = _step(cp, cp.asarray(batch), w_eager)
+        numpy.testing.assert_array_equal(y.get(), y_eager.get())
+        numpy.testing.assert_array_equal(loss.get(), loss_eager.get())
+        numpy.testing.assert_array_equal(w.get(), w_eager.get())  # in place, each launch
+
+
+def _refusals(cp, x):
+    stream = cp.cuda.Stream()
+    return {
+        'float (a host synchronisation)': lambda: float(x.sum()),
+        'item (a host synchronisation)': lambda: x.sum().item(),
+        'get (a host synchronisation)': lambda: x.get(),
+        'boolean mask (a host synchronisation)': lambda: x[x > 0],
+        'nonzero (a host synchronisation)': lambda: cp.nonzero(x),
+        'unique (a host synchronisation)': lambda: cp.unique(x),
+        'synchronize (a host synchronisation)': lambda: stream.synchronize(),
+        'cupy.array of host data (a host-to-device copy)':
+            lambda: cp.asarray(numpy.ones(3, numpy.float32)),
+        'ndarray.__setitem__ of host data (a host-to-device copy)':
+            lambda: x.__setitem__(slice(None), numpy.zeros(3, numpy.float32)),
+        'ndarray.set (a host-to-device copy)': lambda: x.set(numpy.zeros(3, numpy.float32)),
+        'cupy.random.rand': lambda: cp.random.rand(3),
+    }
+
+
+REFUSED = ('float (a host synchronisation)', 'item (a host synchronisation)',
+           'get (a host synchronisation)', 'boolean mask (a host synchronisation)',
+           'nonzero (a host synchronisation)', 'unique (a host synchronisation)',
+           'synchronize (a host synchronisation)',
+           'cupy.array of host data (a host-to-device copy)',
+           'ndarray.__setitem__ of host data (a host-to-device copy)',
+           'ndarray.set (a host-to-device copy)', 'cupy.random.rand')
+
+
+@pytest.mark.parametrize('operation', REFUSED)
+def test_capture_refuses_what_cuda_refuses_naming_the_operation(cp, operation):
+    x = cp.arange(3, dtype=cp.float32)
+    refused = _refusals(cp, x)[operation]
+    stream = cp.cuda.Stream()
+    with stream:
+        stream.begin_capture()
+        with pytest.raises(cupy_stand_in.CUDARuntimeError) as caught:
+            refused()
+        line = refused.__code__.co_firstlineno
+        assert 'cudaErrorStreamCaptureUnsupported' in str(caught.value)
+        assert operation in str(caught.value)
+        assert f'test_cupy_stand_in.py:{line}' in str(caught.value)  # the call site
+        with pytest.raises(cupy_stand_in.CUDARuntimeError, match='Invalidated'):
+            x + 1  # nothing more is recorded on an invalidated capture
+        with pytest.raises(cupy_stand_in.CUDARuntimeError,
+                           match=f'invalidated by {re.escape(operation)}'):
+            stream.end_capture()
+    assert not stream.is_capturing()
+    float(x.sum())  # outside a capture, all of them are allowed again
+
+
+def test_capture_refuses_work_off_the_capturing_stream_and_on_the_null_stream(cp):
+    x = cp.arange(3, dtype=cp.float32)
+    stream = cp.cuda.Stream()
+    stream.begin_capture()  # without `with stream:` the work goes to the null stream
+    with pytest.raises(cupy_stand_in.CUDARuntimeError, match='cudaErrorStreamCaptureImplicit'):
+        x * 2
+    with pytest.raises(cupy_stand_in.CUDARuntimeError, match='Invalidated'):
+        stream.end_capture()
+    with pytest.raises(cupy_stand_in.CUDARuntimeError, match='null stream cannot capture'):
+        cp.cuda.Stream.null.begin_capture()
+    with pytest.raises(cupy_stand_in.CUDARuntimeError, match='not capturing'):
+        stream.end_capture()
+
+
+def test_arrays_made_in_a_capture_hold_garbage_until_a_launch_fills_them(cp):
+    x = cp.ones(3, dtype=cp.float32)
+    stream = cp.cuda.Stream()
+    with stream:
+        stream.begin_capture()
+        counter = cp.zeros((), dtype=cp.float32)   # made in the capture: reset each launch
+        counter += x.sum()
+        total = counter * 1
+        index = cp.argmax(x)
+        same, view = cp.asarray(x), x.reshape(3, 1)  # x itself and a view of it
+        graph = stream.end_capture()
+    assert numpy.isnan(float(total)) and int(index) == numpy.iinfo(index.dtype).max
+    numpy.testing.assert_array_equal(view.get(), [[1], [1], [1]])  # x's memory is intact
+    assert same is x
+    for _ in range(2):
+        graph.launch()
+        assert float(total) == 3.0

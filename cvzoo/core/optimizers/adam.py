@@ -46,8 +46,11 @@ class AdamRule(update_rule.UpdateRule):
 
     @property
     def lr(self):
-        """The bias-corrected step size at this rule's update count."""
-        return _learning_rate(self.hyperparam, self.t)
+        """The bias-corrected step size at this rule's update count (a 0-d device array,
+        ``bias_corrected_lr``, while a CUDA graph captures the update: see
+        cvzoo.core.cuda_graph)."""
+        device_lr = getattr(self.hyperparam, 'bias_corrected_lr', None)
+        return _learning_rate(self.hyperparam, self.t) if device_lr is None else device_lr
 
     def update_core(self, param):
         hyperparam = self.hyperparam

@@ -10,6 +10,7 @@ stays in the script: models may not import evaluators (DESIGN.md).
 import math
 import os
 
+from cvzoo.core import device_random
 from cvzoo.core.communicators import data_parallel
 from cvzoo.core.training import convert
 from cvzoo.core.training import trainer as trainer_module
@@ -30,7 +31,7 @@ def train_detector(model, optimizer, dataset, label_names, *, out, batchsize,
                    loss_keys, guard, iteration=None, epoch=None, lr_steps=(),
                    converter=convert.concat_examples, device='cpu', communicator='none',
                    seed=0, resume=False, model_name=None, model_kwargs=None,
-                   warmup_iter=0, warmup_start_ratio=1 / 3):
+                   warmup_iter=0, warmup_start_ratio=1 / 3, cuda_graph=False):
     """Train ``model`` and write ``out/model_final.npz``.
 
     Args:
@@ -71,6 +72,9 @@ def train_detector(model, optimizer, dataset, label_names, *, out, batchsize,
             ``warmup_start_ratio`` times its value (0: no warm-up; see
             :class:`~cvzoo.core.training.extensions.multistep_shift.MultistepShift`).
         warmup_start_ratio (float): the rate's factor at the first iteration.
+        cuda_graph (bool): capture the training step as a CUDA graph after warm-up
+            (:mod:`cvzoo.core.cuda_graph`); a train chain that cannot be captured warns
+            once and trains eagerly.
 
     Returns:
         Trainer or None: the finished trainer (for its ``elapsed_time``) on rank 0,
@@ -80,6 +84,7 @@ def train_detector(model, optimizer, dataset, label_names, *, out, batchsize,
         NonFiniteError: from ``guard``; ``model_final.npz`` is then not written.
     """
     model.label_names = tuple(label_names)
+    device_random.seed(seed)  # dropout's masks on a GPU
     comm = None
     if communicator != 'none':
         comm, dataset, optimizer, device = data_parallel.setup_data_parallel(
@@ -89,7 +94,7 @@ def train_detector(model, optimizer, dataset, label_names, *, out, batchsize,
     optimizer.target.to_device(device)
     iterator = serial_iterator.SerialIterator(dataset, batchsize, seed=seed)
     updater = standard_updater.StandardUpdater(iterator, optimizer, converter=converter,
-                                               device=device)
+                                               device=device, cuda_graph=cuda_graph)
     n_iteration = iteration or epoch * -(-len(dataset) // batchsize)
     trainer = trainer_module.Trainer(updater, (n_iteration, 'iteration'), out)
     log_trigger = (max(n_iteration // 50, 1), 'iteration')

@@ -2,7 +2,9 @@
 
 import numbers
 
-from cvzoo.core import backend, function_node
+import numpy
+
+from cvzoo.core import backend, device_random, function_node
 from cvzoo.core import variable as variable_module
 from cvzoo.core.config import config
 
@@ -15,7 +17,11 @@ class Dropout(function_node.FunctionNode):
     def forward(self, inputs):
         x, = inputs
         xp = backend.get_array_module(x)
-        keep = xp.random.random_sample(x.shape) >= self.ratio
+        if xp is numpy:
+            keep = numpy.random.random_sample(x.shape) >= self.ratio
+        else:
+            # from state on the device, which a captured CUDA graph advances on each replay
+            keep = device_random.get_generator(x).uniform(x.shape) >= self.ratio
         self.mask = xp.asarray(keep, dtype=x.dtype) * x.dtype.type(1.0 / (1.0 - self.ratio))
         return x * self.mask,
 
@@ -29,7 +35,10 @@ def dropout(x, ratio=0.5):
     Kept units are scaled by ``1 / (1 - ratio)``, so the expectation is unchanged. When
     ``config.train`` is False it is the identity: ``x`` comes back as a Variable, with no
     function node. The random mask is kept on the node (not as an input or output), so
-    backward uses the same mask. Supports double backprop.
+    backward uses the same mask. Supports double backprop. On the CPU the mask comes from
+    NumPy's global generator; on a GPU from :mod:`cvzoo.core.device_random` (seeded by
+    ``device_random.seed``), whose state lives on the device, so that a training step
+    captured as a CUDA graph draws a new mask on every replay.
 
     Args:
         x (Variable or array): float input of any shape.

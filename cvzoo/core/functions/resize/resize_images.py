@@ -6,6 +6,8 @@ weights of the input lines it reads. Forward is two matmuls and backward is the 
 with the transposed matrices, so every order of derivative comes for free.
 """
 
+import functools
+
 import numpy
 
 from cvzoo.core import backend, function_node
@@ -111,7 +113,20 @@ def resize_images(x, output_shape, mode='bilinear', align_corners=True):
         raise ValueError(f'resize_images: mode must be one of {MODES}, got {mode!r}')
     device = backend.get_device_from_array(x)
     matrix_h, matrix_w = [
-        backend.to_device(interpolation_matrix(n_in, int(n_out), mode, align_corners)
-                          .astype(x.dtype), device)
+        _matrix_on(n_in, int(n_out), mode, align_corners, numpy.dtype(x.dtype).str, device)
         for n_in, n_out in zip(x.shape[2:], output_shape)]
     return ResizeImages(matrix_h, matrix_w).apply((x,))[0]
+
+
+def _matrix_on(n_in, n_out, mode, align_corners, dtype, device):
+    """interpolation_matrix as ``dtype`` on ``device``; on a GPU copied there once per
+    size (a copy from the host inside a training step would keep it out of a CUDA graph)."""
+    if device.kind == 'cpu':
+        return interpolation_matrix(n_in, n_out, mode, align_corners).astype(dtype)
+    return _cached_device_matrix(n_in, n_out, mode, align_corners, dtype, str(device))
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_device_matrix(n_in, n_out, mode, align_corners, dtype, device):
+    return backend.to_device(
+        interpolation_matrix(n_in, n_out, mode, align_corners).astype(dtype), device)

@@ -1,5 +1,8 @@
 """StandardUpdater: one iterator, one optimizer, one device."""
 
+import functools
+
+from cvzoo.core import cuda_graph as cuda_graph_module
 from cvzoo.core.training import convert
 
 
@@ -13,16 +16,28 @@ class StandardUpdater:
         device: where batches go (``'cpu'``, ``'cuda:0'``...).
         loss_func: callable on the converted batch returning the loss; default the
             optimizer's target link.
+        cuda_graph (bool): on a GPU, capture the step (forward, backward, update) as a
+            CUDA graph after warm-up and replay it each iteration
+            (:class:`cvzoo.core.cuda_graph.GraphedUpdate`); a step that cannot be
+            captured warns once and runs eagerly.
     """
 
     def __init__(self, iterator, optimizer, converter=convert.concat_examples, device=None,
-                 loss_func=None):
+                 loss_func=None, cuda_graph=False):
         self._iterators = iterator if isinstance(iterator, dict) else {'main': iterator}
         self._optimizers = optimizer if isinstance(optimizer, dict) else {'main': optimizer}
         self.converter = converter
         self.device = device
         self.loss_func = loss_func
         self.iteration = 0
+        self.cuda_graph = bool(cuda_graph)
+        self._graphed = None
+
+    @property
+    def graphed_update(self):
+        """The :class:`~cvzoo.core.cuda_graph.GraphedUpdate` of ``cuda_graph=True`` (its
+        ``captured`` and ``fallback_reason``), None before the first update or without."""
+        return self._graphed
 
     def get_iterator(self, name):
         return self._iterators[name]
@@ -62,12 +77,17 @@ class StandardUpdater:
         in_arrays = self.converter(batch, self.device)
         optimizer = self._optimizers['main']
         loss_func = self.loss_func or optimizer.target
+        update = functools.partial(optimizer.update, loss_func)
+        if self.cuda_graph:
+            if self._graphed is None:
+                self._graphed = cuda_graph_module.GraphedUpdate(optimizer, loss_func)
+            update = self._graphed
         if isinstance(in_arrays, tuple):
-            optimizer.update(loss_func, *in_arrays)
+            update(*in_arrays)
         elif isinstance(in_arrays, dict):
-            optimizer.update(loss_func, **in_arrays)
+            update(**in_arrays)
         else:
-            optimizer.update(loss_func, in_arrays)
+            update(in_arrays)
         if self._iterators['main'].is_new_epoch:
             for opt in self._optimizers.values():
                 opt.new_epoch()

@@ -57,19 +57,19 @@ def multibox_loss(mb_locs, mb_confs, gt_mb_locs, gt_mb_labels, k=3):
     _check_shapes(mb_locs, mb_confs, gt_mb_locs, gt_mb_labels)
     xp = backend.get_array_module(gt_mb_labels)
     positive = gt_mb_labels > 0
-    n_positive = int(positive.sum())
-    if n_positive == 0:
-        zero = F.sum(mb_locs) * 0.0 + F.sum(mb_confs) * 0.0
-        return zero, zero
     dtype = mb_locs.dtype
+    # 1 / the number of positives, kept on the device (no host sync: capture-safe); with
+    # none, every term below is multiplied by 0 and both losses are 0 with zero gradients
+    n_positive = xp.maximum(positive.sum(), 1)
+    scale = (1.0 / n_positive).astype(dtype)
     loc_loss = F.sum(F.huber_loss(mb_locs, gt_mb_locs.astype(dtype, copy=False), 1.0,
                                   reduce='no'), axis=2)
-    loc_loss = F.sum(loc_loss * positive.astype(dtype)) * (1.0 / n_positive)
+    loc_loss = F.sum(loc_loss * positive.astype(dtype)) * scale
     B, K, n_class = mb_confs.shape
     conf_loss = F.softmax_cross_entropy(F.reshape(mb_confs, (B * K, n_class)),
                                         gt_mb_labels.reshape(-1).astype(numpy.int32),
                                         reduce='no')
     conf_loss = F.reshape(conf_loss, (B, K))
     selected = positive | _hard_negative(xp, conf_loss.array, positive, k)
-    conf_loss = F.sum(conf_loss * selected.astype(dtype)) * (1.0 / n_positive)
+    conf_loss = F.sum(conf_loss * selected.astype(dtype)) * scale
     return loc_loss, conf_loss
