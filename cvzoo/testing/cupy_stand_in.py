@@ -22,6 +22,11 @@ keeps CuPy's rules, so that code which breaks them fails here as it would on a G
   ``get_current_stream``, ``get_elapsed_time``): a current stream per device and thread, a
   stream entered only with its own device current, an event recorded only on a stream of
   its device, and elapsed times only between recorded events the host has waited for;
+- kernel launches are counted by kind (:func:`count_kernels`): each ufunc call or
+  reduction, each other computing function or method, each ``ElementwiseKernel`` /
+  ``ReductionKernel`` call, each copy (``copy``, ``astype`` to a new dtype, ``asarray`` of
+  host data, a reshape that cannot be a view), each gather (``a[index_array]``) and each
+  ``a[...] = b``; views (reshape, transpose, basic slicing) and ``empty`` launch nothing;
 - ``ufunc.at`` / ``cupyx.scatter_add`` accept only the dtypes CUDA's atomicAdd has;
 - ``ElementwiseKernel`` and ``ReductionKernel`` run the NumPy twin that
   ``cvzoo.core.backend.elementwise_kernel`` / ``reduction_kernel`` registered under the
@@ -118,6 +123,47 @@ def count_syncs():
     finally:
         with _sync_lock:
             _sync_counters.remove(counter)
+
+
+# --- kernel launches -------------------------------------------------------------------
+
+_kernel_counters = []  # the Counters of the count_kernels() blocks now open
+
+
+def _record_kernel(kind):
+    if _kernel_counters:
+        with _sync_lock:
+            for counter in _kernel_counters:
+                counter[kind] += 1
+
+
+def _record_unless_view(kind, result, *sources):
+    """Count a copy kernel when ``result`` (a NumPy array) is not a view of ``sources``."""
+    if not _kernel_counters or not isinstance(result, numpy.ndarray) or result.size == 0:
+        return
+    if not any(isinstance(s, numpy.ndarray) and numpy.may_share_memory(result, s)
+               for s in sources):
+        _record_kernel(kind)
+
+
+@contextlib.contextmanager
+def count_kernels():
+    """Count the kernel launches made inside the block, in every thread.
+
+    What counts as a launch is listed in the module docstring.
+
+    Yields:
+        collections.Counter: ``{kind: count}`` (the ufunc, function or kernel name, or
+        ``'copy'``, ``'gather'``, ``'setitem'``), filled as the block runs.
+    """
+    counter = collections.Counter()
+    with _sync_lock:
+        _kernel_counters.append(counter)
+    try:
+        yield counter
+    finally:
+        with _sync_lock:
+            _kernel_counters.remove(counter)
 
 
 # --- arrays ---------------------------------------------------------------------------
@@ -260,6 +306,30 @@ class _MemoryPointer:
 _OPERAND_METHODS = frozenset(('dot', 'take', 'put', 'choose', 'clip', 'compress'))
 
 
+# methods and functions that return views when they can (a kernel only when they copy)
+_VIEW_NAMES = frozenset((
+    'reshape', 'transpose', 'ravel', 'squeeze', 'swapaxes', 'view', 'diagonal', 'moveaxis',
+    'rollaxis', 'expand_dims', 'broadcast_to', 'broadcast_arrays', 'atleast_1d',
+    'atleast_2d', 'atleast_3d', 'split', 'array_split', 'real', 'imag', 'flip', 'fliplr',
+    'flipud', 'astype'))
+# functions that launch nothing: allocation without filling, and queries
+_NO_KERNEL_NAMES = frozenset((
+    'empty', 'empty_like', 'shares_memory', 'may_share_memory', 'result_type',
+    'iscomplexobj', 'isrealobj'))
+
+
+def _record_call(name, result, source):
+    """Count the kernel that function or method ``name`` launched to give ``result``."""
+    if not _kernel_counters or name in _NO_KERNEL_NAMES:
+        return
+    if name in _VIEW_NAMES:
+        results = result if isinstance(result, (tuple, list)) else (result,)
+        for r in results:
+            _record_unless_view('copy', r, source)
+    else:
+        _record_kernel(name)
+
+
 def _method(name, sync=None):
     allow_host = name not in _OPERAND_METHODS
 
@@ -269,8 +339,9 @@ def _method(name, sync=None):
             _record_sync(sync)
         out = kwargs.get('out')
         args, kwargs = _unwrap_all(args, kwargs, f'ndarray.{name}', allow_host)
-        return _wrap_result(getattr(self._a, name)(*args, **kwargs),
-                            out if isinstance(out, ndarray) else None)
+        result = getattr(self._a, name)(*args, **kwargs)
+        _record_call(name, result, self._a)
+        return _wrap_result(result, out if isinstance(out, ndarray) else None)
     method.__name__ = name
     return method
 
@@ -399,21 +470,26 @@ class ndarray:  # noqa: N801 - CuPy's name
     # indexing
     def __getitem__(self, key):
         _check_on_current(self, 'ndarray.__getitem__')
-        return _wrap(self._a[_unwrap_index(key, 'ndarray.__getitem__')])
+        result = self._a[_unwrap_index(key, 'ndarray.__getitem__')]
+        _record_unless_view('gather', result, self._a)
+        return _wrap(result)
 
     def __setitem__(self, key, value):
         _check_on_current(self, 'ndarray.__setitem__')
         key = _unwrap_index(key, 'ndarray.__setitem__')
+        _record_kernel('setitem')
         self._a[key] = _unwrap(value, 'ndarray.__setitem__', allow_host=True)
 
     # copies between devices are allowed, as CuPy's peer copies
     def copy(self, order='C'):
+        _record_kernel('copy')
         return _wrap(self._a.copy(order=order))
 
     def __copy__(self):
         return self.copy()
 
     def __deepcopy__(self, memo):
+        _record_kernel('copy')
         return _wrap(self._a.copy(), self._device)
 
     def __reduce__(self):
@@ -480,7 +556,9 @@ def _ufunc_call(ufunc, method, inputs, kwargs):
         numpy_inputs = (target._a, _unwrap_index(indices, what)) + tuple(
             _unwrap(x, what) for x in inputs[2:])
         getattr(ufunc, method)(*numpy_inputs)
+        _record_kernel(what)
         return None
+    _record_kernel(what)
     numpy_inputs = tuple(_unwrap(x, what) for x in inputs)
     if out is not None:
         outs = out if isinstance(out, tuple) else (out,)
@@ -527,8 +605,9 @@ def _function(name, sync=None, numpy_function=None):
             args = (_unwrap(args[0], name),) + rest
         else:
             args, kwargs = _unwrap_all(args, kwargs, name)
-        return _wrap_result(numpy_function(*args, **kwargs),
-                            out if isinstance(out, ndarray) else None)
+        result = numpy_function(*args, **kwargs)
+        _record_call(name, result, args[0] if args else None)
+        return _wrap_result(result, out if isinstance(out, ndarray) else None)
     function.__name__ = name
     return function
 
@@ -585,6 +664,7 @@ def _to_current(value, dtype=None, copy=True, order='K'):
         host = numpy.array(_unwrap(value, 'array', allow_host=True), dtype=dtype)
     else:
         host = value
+    _record_kernel('copy')
     return _wrap(numpy.array(host, dtype=dtype, copy=True, order=order))
 
 
@@ -607,7 +687,10 @@ def asarray(a, dtype=None, order=None, blocking=False):
 def ascontiguousarray(a, dtype=None):
     """A C-contiguous device array (``a`` itself when it already is one)."""
     a = asarray(a, dtype)
-    return a if a._a.flags.c_contiguous else _wrap(numpy.ascontiguousarray(a._a))
+    if a._a.flags.c_contiguous:
+        return a
+    _record_kernel('copy')
+    return _wrap(numpy.ascontiguousarray(a._a))
 
 
 def copy(a, order='K'):
@@ -674,6 +757,7 @@ class ElementwiseKernel:
             raise TypeError(f'{self.name}: expected {n_in} inputs (and optionally '
                             f'{len(self.out_params)} outputs), got {len(args)} arguments')
         host = [_unwrap(a, self.name) for a in args]
+        _record_kernel(self.name)
         if len(args) > n_in:
             # outputs given: CuPy reads and writes them in place, so does the twin
             twin(*host)
@@ -707,6 +791,7 @@ class ReductionKernel:
             raise TypeError(f'{self.name}: expected {len(self.in_params)} inputs, got '
                             f'{len(args)}')
         host = [_unwrap(a, self.name) for a in args]
+        _record_kernel(self.name)
         twin = backend.numpy_twin_of(self.name)
         return _wrap(numpy.asarray(twin(*host, axis=axis, keepdims=keepdims)))
 
