@@ -5,7 +5,11 @@ softmax cross-entropy, then ``cleargrads`` and backward, then a MomentumSGD upda
 WeightDecay, as scripts/train_classifier.py runs it) is counted after one warm-up step:
 
 - Python calls: the ``'call'`` (Python functions) and ``'c_call'`` (builtins and C
-  methods) events of ``sys.setprofile``; they do not depend on the batch or image size;
+  methods) events of ``sys.setprofile``. They barely depend on the batch or image size
+  when NumPy's BLAS runs on one thread (``--threads 1``, the default: cvzoo then runs
+  products and element-wise passes whole, as on a GPU); with more, large products and
+  passes are cut into blocks shared among threads, a number of calls that grows with
+  the size and varies from run to run;
 - kernel launches: on the CuPy stand-in (``--fake-cuda``) what its ``count_kernels``
   counts (ufunc calls, reductions, copies, products, elementwise and reduction kernels);
   on the CPU or a real GPU they are not counted ('-').
@@ -41,6 +45,8 @@ def _parser():
     parser.add_argument('--batch', type=int, default=2)
     parser.add_argument('--size', type=int, default=64)
     parser.add_argument('--top', type=int, default=15)
+    parser.add_argument('--threads', type=int, default=1,
+                        help="NumPy's BLAS threads while counting (0: leave as it is)")
     parser.add_argument('--fake-cuda', action='store_true',
                         help='run cuda:N on cvzoo.testing.cupy_stand_in (counts kernels)')
     return parser
@@ -124,6 +130,18 @@ def _setup(args):
 
 def count_step(args):
     """Count one step after a warm-up; return ``{phase: (calls Counter, kernels Counter)}``."""
+    from cvzoo.core import gemm  # noqa: PLC0415
+
+    control = gemm.thread_control() if args.threads > 0 else None
+    limiter = None if control is None else control.limit(args.threads)
+    try:
+        return _count_step(args)
+    finally:
+        if limiter is not None:
+            limiter.restore_original_limits()
+
+
+def _count_step(args):
     device, phases = _setup(args)
     with device:
         for run in phases.values():
@@ -173,6 +191,12 @@ def totals(result):
     return rows
 
 
+def _stand_in_note(args):
+    if args.device == 'cpu' or _stand_in_if_installed() is None:
+        return ''
+    return ' (CuPy stand-in)'
+
+
 def _cell(value):
     return '-' if value is None else f'{value:,}'
 
@@ -180,7 +204,7 @@ def _cell(value):
 def report(args, result):
     """The two markdown tables, as a list of lines."""
     lines = [f'{args.model}, batch {args.batch}, {args.size}x{args.size}, '
-             f'device {args.device}{" (CuPy stand-in)" if args.fake_cuda else ""}, '
+             f'device {args.device}{_stand_in_note(args)}, BLAS threads {args.threads or "as set"}, '
              f'commit {_commit()}', '',
              '| phase | Python calls | kernel launches |', '| --- | ---: | ---: |']
     for name, (calls, kernels) in totals(result).items():
