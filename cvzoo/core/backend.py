@@ -47,8 +47,7 @@ def _cupy_if_loaded():
     """Return CuPy when something already imported it, else None (never imports it)."""
     if _cupy is not None:
         return _cupy
-    module = sys.modules.get('cupy')
-    if module is None:
+    if 'cupy' not in sys.modules:
         return None
     return _import_cupy()
 
@@ -265,9 +264,12 @@ def get_array_module(*args):
 
     Arguments may be arrays, Variables, scalars or None.
     """
-    cupy = _cupy_if_loaded()
+    # NOTE: _cupy_if_loaded() inlined for the CPU: this runs several times per function
+    cupy = _cupy
     if cupy is None:
-        return numpy
+        if 'cupy' not in sys.modules:
+            return numpy
+        cupy = _import_cupy()
     for x in args:
         if isinstance(_raw(x), cupy.ndarray):
             return cupy
@@ -403,6 +405,29 @@ def using_device_of(*arrays):
         if isinstance(x, cupy.ndarray):
             return cupy.cuda.Device(x.device.id)
     return _NULL_CONTEXT
+
+
+def device_scope(arrays, what: str = None):
+    """For one operation on ``arrays``: check they share a device (when ``what`` names
+    the operation), and return the context manager that makes it current, or None when
+    there is nothing to enter.
+
+    None comes whenever CuPy is not loaded or no array is a GPU array, so that the engine
+    calls ``forward`` and ``backward`` on the CPU without entering a context at all.
+
+    Raises:
+        cvzoo.errors.DeviceMismatchError: as :func:`check_same_device`, naming ``what``.
+
+    >>> import numpy as np
+    >>> device_scope((np.zeros(2),), 'Add') is None
+    True
+    """
+    if _cupy_if_loaded() is None:
+        return None
+    if what is not None:
+        check_same_device(arrays, what)
+    scope = using_device_of(arrays)
+    return None if scope is _NULL_CONTEXT else scope
 
 
 def on_device_of(value, reference: Array, dtype=None) -> Array:

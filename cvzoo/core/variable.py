@@ -49,7 +49,19 @@ class Variable:
         self._array = array
         self._grad_var = None
         self.name = name
-        self._node = variable_node.VariableNode(self, requires_grad)
+        self._node = variable_node.VariableNode(self, requires_grad, array)
+
+    @classmethod
+    def _output(cls, array, requires_grad):
+        """A new Variable of a function's output (the engine's fast path of ``__init__``)."""
+        if not isinstance(array, numpy.ndarray):
+            _check_array(array)
+        variable = cls.__new__(cls)
+        variable._array = array
+        variable._grad_var = None
+        variable.name = None
+        variable._node = variable_node.VariableNode(variable, requires_grad, array)
+        return variable
 
     @classmethod
     def _from_node(cls, node, array):

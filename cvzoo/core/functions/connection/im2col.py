@@ -207,6 +207,14 @@ def as_pair(value, name, minimum):
         TypeError: when ``value`` is neither an int nor a pair of ints.
         ValueError: when an entry is below ``minimum``.
     """
+    if type(value) is int:  # the common case, without the general checks' calls
+        if value < minimum:
+            raise ValueError(f'{name}: expected values >= {minimum}, got {value!r}')
+        return value, value
+    if type(value) is tuple and len(value) == 2 and type(value[0]) is type(value[1]) is int:
+        if value[0] < minimum or value[1] < minimum:
+            raise ValueError(f'{name}: expected values >= {minimum}, got {value!r}')
+        return value
     pair = (value, value) if _is_int(value) else value
     if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(map(_is_int, pair))):
         raise TypeError(f'{name}: expected an int or a pair of ints, got {value!r}')
