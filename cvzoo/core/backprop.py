@@ -116,6 +116,7 @@ def _run(outputs, output_grads, targets, enable_double_backprop, retain_graph, r
 def _loop(outputs, output_grads, targets, enable_double_backprop, retain_graph, retain_grad):
     # NOTE: written in plain loops, as FunctionNode.apply: this runs once per function of
     # the graph, and each generator or helper call is one more Python call each time.
+    variable_class = variable_module.Variable
     grads = {}
     heap = []
     counter = itertools.count()
@@ -144,7 +145,14 @@ def _loop(outputs, output_grads, targets, enable_double_backprop, retain_graph, 
                 if gx is None:
                     continue
                 node = inputs[i]
-                _accumulate(grads, node, gx, enable_double_backprop, function_node)
+                if node in grads:
+                    _accumulate(grads, node, gx, enable_double_backprop, function_node)
+                else:  # the first gradient of this input: _accumulate inline
+                    if not isinstance(gx, variable_class):
+                        gx = variable_class._output(gx, False)
+                    if node.shape is not None and gx._array.shape != node.shape:
+                        _raise_shape_mismatch(function_node, gx, node)
+                    grads[node] = gx
                 creator = node.creator
                 if creator is not None and id(creator) not in queued:
                     _push(heap, queued, counter, creator)
@@ -174,6 +182,11 @@ def _take_output_grads(function_node, grads, targets, retain_grad):
     return tuple(result)
 
 
+def _raise_shape_mismatch(function_node, gx, node):
+    where = f'{function_node.label}.backward' if function_node else 'backward'
+    raise ValueError(f'{where}: gradient of shape {gx.shape} for an input of shape {node.shape}')
+
+
 def _call_backward(function_node, target_indexes, grad_outputs):
     scope = backend.device_scope(grad_outputs)
     if scope is None:
@@ -197,9 +210,8 @@ def _call_backward(function_node, target_indexes, grad_outputs):
 
 def _accumulate(grads, node, gx, enable_double_backprop, function_node=None):
     if not isinstance(gx, variable_module.Variable):
-        gx = variable_module.Variable(gx, requires_grad=False)
+        gx = variable_module.Variable._output(gx, False)
     if node.shape is not None and gx._array.shape != node.shape:
-        where = f'{function_node.label}.backward' if function_node else 'backward'
-        raise ValueError(f'{where}: gradient of shape {gx.shape} for an input of shape {node.shape}')
+        _raise_shape_mismatch(function_node, gx, node)
     old = grads.get(node)
     grads[node] = gx if old is None else _add(old, gx, enable_double_backprop)

@@ -10,6 +10,9 @@ A subclass implements two methods:
   outputs) and returns the gradients of the inputs listed in ``target_input_indexes``,
   as Variables built with differentiable functions, so double backprop comes free. It
   may instead return one entry per input; entries not asked for are ignored.
+  When ``config.enable_backprop`` is False (a first-order backward, the common case) it
+  may compute arrays instead, e.g. by calling another node's ``forward`` directly: no
+  graph is recorded then, and the engine wraps the arrays.
 
 >>> import numpy as np
 >>> class Square(FunctionNode):
@@ -141,6 +144,11 @@ class FunctionNode:
             self.inputs[i].get_variable_or_make(self._retained_inputs[i])
             for i in self._input_indexes_to_retain
         ])
+
+    def retained_input_arrays(self):
+        """Return the retained inputs as arrays (for a backward that records no graph)."""
+        self._check_not_released()
+        return tuple([self._retained_inputs[i] for i in self._input_indexes_to_retain])
 
     def get_retained_outputs(self):
         """Return the retained outputs as Variables whose creator is this node."""

@@ -45,7 +45,8 @@ class Variable:
     __array_priority__ = 200
 
     def __init__(self, array=None, *, name=None, requires_grad=True):
-        _check_array(array)
+        if not isinstance(array, numpy.ndarray):
+            _check_array(array)
         self._array = array
         self._grad_var = None
         self.name = name

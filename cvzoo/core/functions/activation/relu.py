@@ -3,6 +3,7 @@
 import numpy
 
 from cvzoo.core import backend, function_node, parallel
+from cvzoo.core.config import config
 
 
 class ReLU(function_node.FunctionNode):
@@ -18,6 +19,9 @@ class ReLU(function_node.FunctionNode):
         return y,
 
     def backward(self, indexes, grad_outputs):
+        if not config.enable_backprop:  # first order: the array, without a node of its own
+            self._check_not_released()
+            return _ReLUGrad(self._retained_outputs[0]).forward((grad_outputs[0].array,))
         y, = self.get_retained_outputs()
         return _ReLUGrad(y.array).apply(grad_outputs)
 

@@ -1,6 +1,7 @@
 """convolution_2d: two-dimensional convolution (cross-correlation) of NCHW images."""
 
 from cvzoo.core import function_node, mixed_precision
+from cvzoo.core.config import config
 from cvzoo.core import variable as variable_module
 from cvzoo.core.functions.connection import correlation
 from cvzoo.core.functions.connection import deconvolution_2d as deconvolution_2d_module
@@ -35,8 +36,10 @@ class Convolution2D(function_node.FunctionNode):
         return y,
 
     def backward(self, indexes, grad_outputs):
-        x, W = self.get_retained_inputs()
         gy, = grad_outputs
+        if not config.enable_backprop and 2 not in indexes:
+            return self._first_order_gradients(indexes, gy.array)
+        x, W = self.get_retained_inputs()
         result = []
         if 0 in indexes:
             result.append(deconvolution_2d_module.Deconvolution2D(
@@ -46,6 +49,19 @@ class Convolution2D(function_node.FunctionNode):
             result.append(_Convolution2DGradW(self, W.shape[2:]).apply((x, gy))[0])
         if 2 in indexes:
             result.append(sum_module.sum(gy, axis=(0, 2, 3)))
+        return tuple(result)
+
+
+    def _first_order_gradients(self, indexes, gy):
+        """gx and gW as arrays, by the forwards of the nodes backward applies otherwise."""
+        x, W = self.retained_input_arrays()
+        result = []
+        if 0 in indexes:
+            result.append(deconvolution_2d_module.Deconvolution2D(
+                self.stride, self.pad, self.dilate, self.groups, x.shape[2:]
+            ).forward((gy, W))[0])
+        if 1 in indexes:
+            result.append(_Convolution2DGradW(self, W.shape[2:]).forward((x, gy))[0])
         return tuple(result)
 
 
