@@ -6,6 +6,12 @@ from cvzoo.core import backend, function_node, parallel
 from cvzoo.core.config import config
 
 
+# gy * (y > 0) in one kernel launch instead of two on a GPU (float32 and float64)
+_masked_kernel = backend.elementwise_kernel(
+    'T gy, T y', 'T gx', 'gx = gy * (T)(y > (T)0)', 'cvzoo_relu_grad',
+    lambda gy, y: gy * (y > 0).astype(y.dtype))
+
+
 class ReLU(function_node.FunctionNode):
     def forward(self, inputs):
         x, = inputs
@@ -41,6 +47,8 @@ class _ReLUGrad(function_node.FunctionNode):
         gy, = inputs
         xp = backend.get_array_module(gy)
         if xp is not numpy:
+            if gy.dtype == self.y.dtype and gy.dtype.kind == 'f' and gy.dtype.itemsize >= 4:
+                return _masked_kernel(gy, self.y),
             dtype = numpy.result_type(gy.dtype, self.y.dtype)
             return (gy * (self.y > 0)).astype(dtype, copy=False),
         return _masked(gy, self.y),

@@ -90,6 +90,68 @@ def _by_channel_slices(func, out, *operands):
     parallel.elementwise(func, out, *operands, axis=kept[0])
 
 
+# --- fused kernels of the GPU path -----------------------------------------------------
+# On a GPU each array operation is one kernel launch, and a training step is bound by
+# the host's launches: the generic code below launches 18 kernels per forward and 13
+# per backward, these 5 and 3. float32 and float64 only (other dtypes take the generic
+# code). Each has its NumPy twin, which the CuPy stand-in runs.
+
+_sum_squared_deviation = backend.reduction_kernel(
+    'T x, T mean', 'T s', '(x - mean) * (x - mean)', 'a + b', 's = a', '0',
+    'cvzoo_bn_sum_squared_deviation',
+    lambda x, mean, axis, keepdims: ((x - mean) ** 2).sum(axis=axis, keepdims=keepdims))
+
+
+def _statistics_twin(sq, gamma, m, eps):
+    var = sq / m
+    inv_std = 1 / numpy.sqrt(var + eps)
+    return var, inv_std, gamma * inv_std
+
+
+_statistics = backend.elementwise_kernel(
+    'T sq, T gamma, T m, T eps', 'T var, T inv_std, T scale',
+    'var = sq / m; inv_std = (T)1 / sqrt(var + eps); scale = gamma * inv_std',
+    'cvzoo_bn_statistics', _statistics_twin)
+
+_normalize = backend.elementwise_kernel(
+    'T x, T mean, T scale, T beta', 'T y', 'y = (x - mean) * scale + beta',
+    'cvzoo_bn_normalize', lambda x, mean, scale, beta: (x - mean) * scale + beta)
+
+
+def _running_twin(mean, var, keep, new, unbias, running_mean, running_var):
+    running_mean[...] = keep * running_mean + new * mean
+    running_var[...] = keep * running_var + new * (var * unbias)
+
+
+_update_running = backend.elementwise_kernel(
+    'T mean, T var, T keep, T new, T unbias', 'T running_mean, T running_var',
+    'running_mean = keep * running_mean + new * mean; '
+    'running_var = keep * running_var + new * (var * unbias)',
+    'cvzoo_bn_update_running', _running_twin)
+
+_sum_gy_x_hat = backend.reduction_kernel(
+    'T gy, T x, T mean, T inv_std', 'T s', 'gy * ((x - mean) * inv_std)', 'a + b', 's = a',
+    '0', 'cvzoo_bn_sum_gy_x_hat',
+    lambda gy, x, mean, inv_std, axis, keepdims: (gy * ((x - mean) * inv_std)).sum(
+        axis=axis, keepdims=keepdims))
+
+
+def _grad_x_twin(x, gy, mean, inv_std, gamma, ggamma, gbeta, m):
+    x_hat = (x - mean) * inv_std
+    return (gy - (x_hat * (ggamma / m) + gbeta / m)) * (gamma * inv_std)
+
+
+_grad_x = backend.elementwise_kernel(
+    'T x, T gy, T mean, T inv_std, T gamma, T ggamma, T gbeta, T m', 'T gx',
+    'T x_hat = (x - mean) * inv_std; '
+    'gx = (gy - (x_hat * (ggamma / m) + gbeta / m)) * (gamma * inv_std)',
+    'cvzoo_bn_grad_x', _grad_x_twin)
+
+
+def _fused_on_gpu(x, xp):
+    return xp is not numpy and x.dtype.kind == 'f' and x.dtype.itemsize >= 4
+
+
 class BatchNormalization(function_node.FunctionNode):
     def __init__(self, eps, axes, running_mean=None, running_var=None, decay=0.9):
         self.eps = eps
@@ -104,6 +166,8 @@ class BatchNormalization(function_node.FunctionNode):
         shape = param_shape(x.shape, self.axes)
         m = x.size // max(gamma.size, 1)
         xp = backend.get_array_module(x)
+        if _fused_on_gpu(x, xp):
+            return self._forward_fused(x, gamma.reshape(shape), beta.reshape(shape), m),
         y = xp.empty_like(x)
         mean = xp.empty(shape, dtype=x.dtype)
         var = xp.empty(shape, dtype=x.dtype)
@@ -123,6 +187,25 @@ class BatchNormalization(function_node.FunctionNode):
         self.mean = mean
         self._update_running(mean, var, m)
         return y,
+
+    def _forward_fused(self, x, gamma, beta, m):
+        """The forward on a GPU in five kernels (see _statistics)."""
+        xp = backend.get_array_module(x)
+        mean = xp.mean(x, axis=self.axes, keepdims=True)
+        sq = _sum_squared_deviation(x, mean, axis=self.axes, keepdims=True)
+        var, self.inv_std, scale = _statistics(sq, gamma, m, self.eps)
+        y = _normalize(x, mean, scale, beta)
+        self.mean = mean
+        running_mean, running_var = self.running_mean, self.running_var
+        if (running_mean is None or running_var is None or running_mean.dtype != x.dtype
+                or running_var.dtype != x.dtype):
+            self._update_running(mean, var, m)
+            return y
+        shape = self.running_mean.shape
+        _update_running(mean.reshape(shape), var.reshape(shape), self.decay, 1 - self.decay,
+                        m / max(m - 1, 1), self.running_mean, self.running_var)
+        self.running_mean = self.running_var = None
+        return y
 
     def _update_running(self, mean, var, m):
         keep, new = self.decay, 1 - self.decay
@@ -160,6 +243,8 @@ class _BatchNormalizationGrad(function_node.FunctionNode):
         xp = backend.get_array_module(x)
         m = x.dtype.type(x.size // max(gamma.size, 1))
         shape = param_shape(x.shape, self.axes)
+        if _fused_on_gpu(x, xp) and gy.dtype == x.dtype:
+            return self._forward_fused(x, gamma.reshape(shape), gy, m)
         gx = xp.empty_like(x)
         ggamma = xp.empty(shape, dtype=x.dtype)
         gbeta = xp.empty(shape, dtype=x.dtype)
@@ -178,6 +263,15 @@ class _BatchNormalizationGrad(function_node.FunctionNode):
         _by_channel_slices(gradients, gx, x, gy, gamma.reshape(shape), self.mean,
                            self.inv_std, ggamma, gbeta)
         kept = _kept_shape(shape, self.axes)
+        return gx, ggamma.reshape(kept), gbeta.reshape(kept)
+
+    def _forward_fused(self, x, gamma, gy, m):
+        """The gradients on a GPU in three kernels."""
+        axes = self.axes
+        gbeta = gy.sum(axis=axes, keepdims=True)
+        ggamma = _sum_gy_x_hat(gy, x, self.mean, self.inv_std, axis=axes, keepdims=True)
+        gx = _grad_x(x, gy, self.mean, self.inv_std, gamma, ggamma, gbeta, m)
+        kept = _kept_shape(gamma.shape, axes)
         return gx, ggamma.reshape(kept), gbeta.reshape(kept)
 
     def backward(self, indexes, grad_outputs):
