@@ -147,6 +147,15 @@ def _make_node(x, W, b, stride, pad, cover_all, dilate, groups):
     x, W = variable_module.as_variable(x), variable_module.as_variable(W)
     b = None if b is None else variable_module.as_variable(b)
     x, W, b = mixed_precision.cast_to_low_precision(x, W, b)
+    node = _checked_node(x.array, W.array, None if b is None else b.array, stride, pad,
+                         cover_all, dilate, groups)
+    return node, (x, W) if b is None else (x, W, b)
+
+
+def _checked_node(x, W, b, stride, pad, cover_all, dilate, groups):
+    """The node of convolution_2d for the arrays x, W and b, after checking them."""
+    # NOTE: on the arrays, not the Variables: each property of a Variable read here is
+    # one more Python call, for every convolution of every step.
     im2col.check_image_and_weight('convolution_2d', x, W, b)
     stride = im2col.as_pair(stride, 'convolution_2d: stride', 1)
     pad = im2col.as_pair(pad, 'convolution_2d: pad', 0)
@@ -160,13 +169,13 @@ def _make_node(x, W, b, stride, pad, cover_all, dilate, groups):
             f'convolution_2d: in_channels x.shape[1] must equal W.shape[1] * groups = '
             f'{W.shape[1]} * {groups}, got x.shape={tuple(x.shape)}, W.shape={tuple(W.shape)}')
     im2col.check_bias('convolution_2d', b, W.shape[0])
-    out_size = tuple(
-        im2col.get_conv_outsize(size, k, s, p, cover_all, d)
-        for size, k, s, p, d in zip(x.shape[2:], W.shape[2:], stride, pad, dilate))
+    out_size = (im2col.get_conv_outsize(x.shape[2], W.shape[2], stride[0], pad[0], cover_all,
+                                        dilate[0]),
+                im2col.get_conv_outsize(x.shape[3], W.shape[3], stride[1], pad[1], cover_all,
+                                        dilate[1]))
     if min(out_size) < 1:
         raise ValueError(
             f'convolution_2d: the output size {out_size} is empty; the input x.shape='
             f'{tuple(x.shape)} is too small for W.shape={tuple(W.shape)} with stride='
             f'{stride}, pad={pad}, dilate={dilate}')
-    node = Convolution2D(stride, pad, dilate, groups, out_size)
-    return node, (x, W) if b is None else (x, W, b)
+    return Convolution2D(stride, pad, dilate, groups, out_size)
