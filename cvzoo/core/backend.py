@@ -422,7 +422,7 @@ def device_scope(arrays, what: str = None):
     >>> device_scope((np.zeros(2),), 'Add') is None
     True
     """
-    if _cupy_if_loaded() is None:
+    if _cupy is None and 'cupy' not in sys.modules:  # _cupy_if_loaded(), inline
         return None
     if what is not None:
         check_same_device(arrays, what)
