@@ -25,11 +25,39 @@ class ReLU(function_node.FunctionNode):
         return y,
 
     def backward(self, indexes, grad_outputs):
-        if not config.enable_backprop:  # first order: the array, without a node of its own
-            self._check_not_released()
-            return _ReLUGrad(self._retained_outputs[0]).forward((grad_outputs[0].array,))
-        y, = self.get_retained_outputs()
-        return _ReLUGrad(y.array).apply(grad_outputs)
+        return _relu_backward(self, grad_outputs)
+
+
+def _relu_backward(node, grad_outputs):
+    """``gy * (y > 0)`` for a node whose output 0 is a relu's output y."""
+    if not config.enable_backprop:  # first order: the array, without a node of its own
+        node._check_not_released()
+        return _ReLUGrad(node._retained_outputs[0]).forward((grad_outputs[0].array,))
+    y, = node.get_retained_outputs()
+    return _ReLUGrad(y.array).apply(grad_outputs)
+
+
+class AddReLU(function_node.FunctionNode):
+    """``relu(a + b)`` of two arrays of one shape and dtype (a residual block's end).
+
+    One node instead of an Add and a ReLU, with the same arithmetic: the sum, then
+    ``max(sum, 0)`` written into it; both inputs get relu's gradient.
+    """
+
+    def forward(self, inputs):
+        a, b = inputs
+        self.retain_outputs((0,))
+        zero = a.dtype.type(0)
+        y = parallel.add(a, b)
+        if backend.get_array_module(y) is numpy:
+            parallel.elementwise(lambda y: numpy.maximum(y, zero, out=y), y)
+        else:
+            y = backend.get_array_module(y).maximum(y, zero, out=y)
+        return y,
+
+    def backward(self, indexes, grad_outputs):
+        gx, = _relu_backward(self, grad_outputs)
+        return (gx,) * len(indexes)
 
 
 class _ReLUGrad(function_node.FunctionNode):
@@ -62,6 +90,23 @@ def _masked(gy, y):
     gx = numpy.empty_like(y, dtype=numpy.result_type(gy, y))
     parallel.elementwise(lambda gx, gy, y: numpy.multiply(gy, y > 0, out=gx), gx, gy, y)
     return gx
+
+
+def add_relu(a, b):
+    """``relu(a + b)`` as one function node, for ``a`` and ``b`` of one shape and dtype.
+
+    The same values and gradients as ``F.relu(a + b)``, with one node less in the graph
+    (used at the end of each ResNet bottleneck).
+
+    Raises:
+        ValueError: shapes or dtypes differ (use ``F.relu(a + b)``, which broadcasts and
+            promotes).
+    """
+    a_array, b_array = getattr(a, 'array', a), getattr(b, 'array', b)
+    if a_array.shape != b_array.shape or a_array.dtype != b_array.dtype:
+        raise ValueError(f'add_relu: a and b must share shape and dtype, got {a_array.shape} '
+                         f'{a_array.dtype} and {b_array.shape} {b_array.dtype}')
+    return AddReLU().apply((a, b))[0]
 
 
 def relu(x):
