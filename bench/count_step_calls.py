@@ -14,6 +14,11 @@ WeightDecay, as scripts/train_classifier.py runs it) is counted after one warm-u
   counts (ufunc calls, reductions, copies, products, elementwise and reduction kernels);
   on the CPU or a real GPU they are not counted ('-').
 
+On the stand-in, what runs inside it is not counted: each entry into it from outside
+counts as one call, as a call into CuPy's compiled code would on a GPU. The Python calls
+are then an estimate of a GPU step's (an upper one: the stand-in's attributes and
+operators are Python functions, CuPy's are not).
+
 The second table gives the 15 function classes (``FunctionNode`` subclasses, forward and
 backward apart) that make the most Python calls; a call belongs to the outermost function
 running when it is made, so a backward that applies other functions counts their calls
@@ -61,9 +66,11 @@ class StepCounter:
         kernels (Counter): ``{label: kernel launches}`` (empty without the stand-in).
     """
 
-    def __init__(self, kernel_counter=None):
+    def __init__(self, kernel_counter=None, collapsed_file=None):
         from cvzoo.core import backprop, function_node  # noqa: PLC0415
 
+        self._collapsed_file = collapsed_file  # code in it counts as one call per entry
+        self._inside = 0  # depth of the frames of collapsed_file now running
         self.calls = collections.Counter()
         self.kernels = collections.Counter()
         self._kernel_counter = kernel_counter
@@ -78,6 +85,14 @@ class StepCounter:
         return self._stack[0][1] if self._stack else ENGINE
 
     def __call__(self, frame, event, arg):
+        if self._inside:
+            if frame.f_code.co_filename == self._collapsed_file:
+                self._inside += {'call': 1, 'return': -1}.get(event, 0)
+            return
+        if event == 'call' and frame.f_code.co_filename == self._collapsed_file:
+            self._inside = 1
+            self.calls[self._label()] += 1
+            return
         if event == 'c_call':
             self.calls[self._label()] += 1
         elif event == 'call':
@@ -166,7 +181,7 @@ def _count_phase(run, stand_in):
         _profiled(run, counter)
         return counter.calls, None
     with stand_in.count_kernels() as kinds:
-        counter = StepCounter(kinds)
+        counter = StepCounter(kinds, stand_in.__file__)
         _profiled(run, counter)
     counter.kernels_outside_functions(sum(kinds.values()))
     return counter.calls, counter.kernels

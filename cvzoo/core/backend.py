@@ -270,8 +270,9 @@ def get_array_module(*args):
         if 'cupy' not in sys.modules:
             return numpy
         cupy = _import_cupy()
+    ndarray = cupy.ndarray
     for x in args:
-        if isinstance(_raw(x), cupy.ndarray):
+        if isinstance(x, ndarray) or isinstance(getattr(x, 'array', None), ndarray):
             return cupy
     return numpy
 
@@ -391,18 +392,23 @@ def using_device_of(*arrays):
     >>> with using_device_of(np.zeros(2)):
     ...     pass
     """
-    cupy = _cupy_if_loaded()
+    cupy = _cupy  # _cupy_if_loaded(), inline: this runs for every kernel of own kernels
     if cupy is None:
-        return _NULL_CONTEXT
+        if 'cupy' not in sys.modules:
+            return _NULL_CONTEXT
+        cupy = _import_cupy()
+    ndarray = cupy.ndarray
     for x in arrays:
         if isinstance(x, (list, tuple)):
             for item in x:
-                item = _raw(item)
-                if isinstance(item, cupy.ndarray):
+                if not isinstance(item, ndarray):
+                    item = getattr(item, 'array', item)
+                if isinstance(item, ndarray):
                     return cupy.cuda.Device(item.device.id)
             continue
-        x = _raw(x)
-        if isinstance(x, cupy.ndarray):
+        if not isinstance(x, ndarray):
+            x = getattr(x, 'array', x)
+        if isinstance(x, ndarray):
             return cupy.cuda.Device(x.device.id)
     return _NULL_CONTEXT
 
@@ -422,12 +428,28 @@ def device_scope(arrays, what: str = None):
     >>> device_scope((np.zeros(2),), 'Add') is None
     True
     """
-    if _cupy is None and 'cupy' not in sys.modules:  # _cupy_if_loaded(), inline
-        return None
-    if what is not None:
-        check_same_device(arrays, what)
-    scope = using_device_of(arrays)
-    return None if scope is _NULL_CONTEXT else scope
+    cupy = _cupy  # _cupy_if_loaded(), inline
+    if cupy is None:
+        if 'cupy' not in sys.modules:
+            return None
+        cupy = _import_cupy()
+    # NOTE: one pass for the check and the device, in plain code: it runs for every
+    # function call on a GPU, where the host's Python work bounds a training step
+    ndarray = cupy.ndarray
+    first = gpu = None  # the first array's device ordinal (-1: the host), the first GPU's
+    for x in arrays:
+        if x is None:
+            continue
+        if not isinstance(x, ndarray):
+            x = getattr(x, 'array', x)
+        ordinal = x.device.id if isinstance(x, ndarray) else -1
+        if gpu is None and ordinal >= 0:
+            gpu = ordinal
+        if first is None:
+            first = ordinal
+        elif ordinal != first and what is not None:
+            check_same_device(arrays, what)  # raises, naming both devices
+    return None if gpu is None else cupy.cuda.Device(gpu)
 
 
 def on_device_of(value, reference: Array, dtype=None) -> Array:

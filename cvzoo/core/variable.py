@@ -17,9 +17,7 @@ from cvzoo.core import backend, variable_node
 
 
 def _check_array(array, what='array'):
-    if array is None:
-        return
-    if isinstance(array, numpy.ndarray):
+    if array is None or isinstance(array, numpy.ndarray):
         return
     if backend.get_array_module(array) is not numpy:
         return  # a GPU array
