@@ -218,9 +218,10 @@ def _cell(value):
 
 def report(args, result):
     """The two markdown tables, as a list of lines."""
-    lines = [f'{args.model}, batch {args.batch}, {args.size}x{args.size}, '
-             f'device {args.device}{_stand_in_note(args)}, BLAS threads {args.threads or "as set"}, '
-             f'commit {_commit()}', '',
+    head = (f'{args.model}, batch {args.batch}, {args.size}x{args.size}, device '
+            f'{args.device}{_stand_in_note(args)}, BLAS threads {args.threads or "as set"}, '
+            f'commit {_commit()}')
+    lines = [head, '',
              '| phase | Python calls | kernel launches |', '| --- | ---: | ---: |']
     for name, (calls, kernels) in totals(result).items():
         lines.append(f'| {name} | {_cell(calls)} | {_cell(kernels)} |')

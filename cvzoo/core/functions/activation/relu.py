@@ -5,7 +5,6 @@ import numpy
 from cvzoo.core import backend, function_node, parallel
 from cvzoo.core.config import config
 
-
 # gy * (y > 0) in one kernel launch instead of two on a GPU (float32 and float64)
 _masked_kernel = backend.elementwise_kernel(
     'T gy, T y', 'T gx', 'gx = gy * (T)(y > (T)0)', 'cvzoo_relu_grad',

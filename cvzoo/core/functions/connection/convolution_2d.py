@@ -1,11 +1,10 @@
 """convolution_2d: two-dimensional convolution (cross-correlation) of NCHW images."""
 
 from cvzoo.core import function_node, mixed_precision
-from cvzoo.core.config import config
 from cvzoo.core import variable as variable_module
-from cvzoo.core.functions.connection import correlation
+from cvzoo.core.config import config
+from cvzoo.core.functions.connection import correlation, im2col
 from cvzoo.core.functions.connection import deconvolution_2d as deconvolution_2d_module
-from cvzoo.core.functions.connection import im2col
 from cvzoo.core.functions.math import sum as sum_module
 
 
