@@ -30,7 +30,8 @@ keeps CuPy's rules, so that code which breaks them fails here as it would on a G
 - ``ufunc.at`` / ``cupyx.scatter_add`` accept only the dtypes CUDA's atomicAdd has;
 - ``ElementwiseKernel`` and ``ReductionKernel`` run the NumPy twin that
   ``cvzoo.core.backend.elementwise_kernel`` / ``reduction_kernel`` registered under the
-  kernel's name (the CUDA source itself is never compiled here).
+  kernel's name (the CUDA source itself is never compiled here; a parameter named by a
+  C++ keyword, which could not compile, is refused).
 
 What it cannot prove: that a kernel's CUDA source compiles or is right, cuBLAS/cuDNN
 numerics, the order of work between streams (everything runs at once here), asynchrony,
@@ -725,12 +726,26 @@ def scatter_add(a, slices, value):
 
 # --- kernels ---------------------------------------------------------------------------
 
+# C++ keywords: a kernel parameter of one of these names does not compile on a GPU
+_CPP_KEYWORDS = frozenset((
+    'auto', 'bool', 'break', 'case', 'catch', 'char', 'class', 'const', 'continue',
+    'default', 'delete', 'do', 'double', 'else', 'enum', 'explicit', 'extern', 'false',
+    'float', 'for', 'friend', 'goto', 'if', 'inline', 'int', 'long', 'mutable', 'namespace',
+    'new', 'operator', 'private', 'protected', 'public', 'register', 'return', 'short',
+    'signed', 'sizeof', 'static', 'struct', 'switch', 'template', 'this', 'throw', 'true',
+    'try', 'typedef', 'typename', 'union', 'unsigned', 'using', 'virtual', 'void',
+    'volatile', 'while'))
+
+
 def _parse_params(text):
     params = []
     for part in filter(None, (p.strip() for p in text.split(','))):
         words = part.split()
         if len(words) < 2:
             raise ValueError(f'ElementwiseKernel: bad parameter {part!r}')
+        if words[-1] in _CPP_KEYWORDS:
+            raise ValueError(f'ElementwiseKernel: parameter {part!r} is named by a C++ '
+                             'keyword; the kernel would not compile')
         params.append(words[-1])
     return params
 

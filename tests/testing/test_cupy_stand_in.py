@@ -244,3 +244,8 @@ def test_kernels_of_own_kernels_are_counted_by_name(cp):
     with cupy_stand_in.count_kernels() as kernels:
         kernel(cp.ones(3))
     assert kernels == {'ones': 1, 'test_count_plus_one': 1}
+
+
+def test_kernel_parameters_named_by_cpp_keywords_are_refused(cp):
+    with pytest.raises(ValueError, match="'T new' is named by a C\\+\\+ keyword"):
+        cp.ElementwiseKernel('T old, T new', 'T y', 'y = old + new', 'test_keyword_param')

@@ -118,15 +118,16 @@ _normalize = backend.elementwise_kernel(
     'cvzoo_bn_normalize', lambda x, mean, scale, beta: (x - mean) * scale + beta)
 
 
-def _running_twin(mean, var, keep, new, unbias, running_mean, running_var):
-    running_mean[...] = keep * running_mean + new * mean
-    running_var[...] = keep * running_var + new * (var * unbias)
+def _running_twin(mean, var, keep, fresh, unbias, running_mean, running_var):
+    running_mean[...] = keep * running_mean + fresh * mean
+    running_var[...] = keep * running_var + fresh * (var * unbias)
 
 
 _update_running = backend.elementwise_kernel(
-    'T mean, T var, T keep, T new, T unbias', 'T running_mean, T running_var',
-    'running_mean = keep * running_mean + new * mean; '
-    'running_var = keep * running_var + new * (var * unbias)',
+    # NOTE: no parameter may be named ``new``: the source is CUDA C++
+    'T mean, T var, T keep, T fresh, T unbias', 'T running_mean, T running_var',
+    'running_mean = keep * running_mean + fresh * mean; '
+    'running_var = keep * running_var + fresh * (var * unbias)',
     'cvzoo_bn_update_running', _running_twin)
 
 _sum_gy_x_hat = backend.reduction_kernel(
