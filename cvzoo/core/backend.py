@@ -47,8 +47,7 @@ def _cupy_if_loaded():
     """Return CuPy when something already imported it, else None (never imports it)."""
     if _cupy is not None:
         return _cupy
-    module = sys.modules.get('cupy')
-    if module is None:
+    if 'cupy' not in sys.modules:
         return None
     return _import_cupy()
 
@@ -265,11 +264,15 @@ def get_array_module(*args):
 
     Arguments may be arrays, Variables, scalars or None.
     """
-    cupy = _cupy_if_loaded()
+    # NOTE: _cupy_if_loaded() inlined for the CPU: this runs several times per function
+    cupy = _cupy
     if cupy is None:
-        return numpy
+        if 'cupy' not in sys.modules:
+            return numpy
+        cupy = _import_cupy()
+    ndarray = cupy.ndarray
     for x in args:
-        if isinstance(_raw(x), cupy.ndarray):
+        if isinstance(x, ndarray) or isinstance(getattr(x, 'array', None), ndarray):
             return cupy
     return numpy
 
@@ -389,20 +392,64 @@ def using_device_of(*arrays):
     >>> with using_device_of(np.zeros(2)):
     ...     pass
     """
-    cupy = _cupy_if_loaded()
+    cupy = _cupy  # _cupy_if_loaded(), inline: this runs for every kernel of own kernels
     if cupy is None:
-        return _NULL_CONTEXT
+        if 'cupy' not in sys.modules:
+            return _NULL_CONTEXT
+        cupy = _import_cupy()
+    ndarray = cupy.ndarray
     for x in arrays:
         if isinstance(x, (list, tuple)):
             for item in x:
-                item = _raw(item)
-                if isinstance(item, cupy.ndarray):
+                if not isinstance(item, ndarray):
+                    item = getattr(item, 'array', item)
+                if isinstance(item, ndarray):
                     return cupy.cuda.Device(item.device.id)
             continue
-        x = _raw(x)
-        if isinstance(x, cupy.ndarray):
+        if not isinstance(x, ndarray):
+            x = getattr(x, 'array', x)
+        if isinstance(x, ndarray):
             return cupy.cuda.Device(x.device.id)
     return _NULL_CONTEXT
+
+
+def device_scope(arrays, what: str = None):
+    """For one operation on ``arrays``: check they share a device (when ``what`` names
+    the operation), and return the context manager that makes it current, or None when
+    there is nothing to enter.
+
+    None comes whenever CuPy is not loaded or no array is a GPU array, so that the engine
+    calls ``forward`` and ``backward`` on the CPU without entering a context at all.
+
+    Raises:
+        cvzoo.errors.DeviceMismatchError: as :func:`check_same_device`, naming ``what``.
+
+    >>> import numpy as np
+    >>> device_scope((np.zeros(2),), 'Add') is None
+    True
+    """
+    cupy = _cupy  # _cupy_if_loaded(), inline
+    if cupy is None:
+        if 'cupy' not in sys.modules:
+            return None
+        cupy = _import_cupy()
+    # NOTE: one pass for the check and the device, in plain code: it runs for every
+    # function call on a GPU, where the host's Python work bounds a training step
+    ndarray = cupy.ndarray
+    first = gpu = None  # the first array's device ordinal (-1: the host), the first GPU's
+    for x in arrays:
+        if x is None:
+            continue
+        if not isinstance(x, ndarray):
+            x = getattr(x, 'array', x)
+        ordinal = x.device.id if isinstance(x, ndarray) else -1
+        if gpu is None and ordinal >= 0:
+            gpu = ordinal
+        if first is None:
+            first = ordinal
+        elif ordinal != first and what is not None:
+            check_same_device(arrays, what)  # raises, naming both devices
+    return None if gpu is None else cupy.cuda.Device(gpu)
 
 
 def on_device_of(value, reference: Array, dtype=None) -> Array:

@@ -114,38 +114,58 @@ def _run(outputs, output_grads, targets, enable_double_backprop, retain_graph, r
 
 
 def _loop(outputs, output_grads, targets, enable_double_backprop, retain_graph, retain_grad):
+    # NOTE: written in plain loops, as FunctionNode.apply: this runs once per function of
+    # the graph, and each generator or helper call is one more Python call each time.
+    variable_class = variable_module.Variable
     grads = {}
     heap = []
     counter = itertools.count()
     queued = set()
 
-    def push(function_node):
-        if function_node is not None and id(function_node) not in queued:
-            queued.add(id(function_node))
-            heapq.heappush(heap, (-function_node.rank, next(counter), function_node))
-
     for y, gy in zip(outputs, output_grads):
         _accumulate(grads, y.node, gy, enable_double_backprop)
-        push(y.creator)
+        _push(heap, queued, counter, y.creator)
 
     while heap:
         function_node = heapq.heappop(heap)[2]
-        function_node._check_not_released()
+        if function_node._released:
+            function_node._check_not_released()
         grad_outputs = _take_output_grads(function_node, grads, targets, retain_grad)
-        if all(gy is None for gy in grad_outputs):
+        if grad_outputs.count(None) == len(grad_outputs):
             continue
-        target_indexes = tuple(i for i, x in enumerate(function_node.inputs) if x.requires_grad)
+        inputs = function_node.inputs
+        target_indexes = []
+        for i, x in enumerate(inputs):
+            if x.requires_grad:
+                target_indexes.append(i)
         if target_indexes:
+            target_indexes = tuple(target_indexes)
             grad_inputs = _call_backward(function_node, target_indexes, grad_outputs)
             for i, gx in zip(target_indexes, grad_inputs):
                 if gx is None:
                     continue
-                node = function_node.inputs[i]
-                _accumulate(grads, node, gx, enable_double_backprop, function_node)
-                push(node.creator)
+                node = inputs[i]
+                if node in grads:
+                    _accumulate(grads, node, gx, enable_double_backprop, function_node)
+                else:  # the first gradient of this input: _accumulate inline
+                    if not isinstance(gx, variable_class):
+                        gx = variable_class._output(gx, False)
+                    if node.shape is not None and gx._array.shape != node.shape:
+                        _raise_shape_mismatch(function_node, gx, node)
+                    grads[node] = gx
+                creator = node.creator
+                if creator is not None and id(creator) not in queued:
+                    _push(heap, queued, counter, creator)
         if not retain_graph:
             function_node._release()
     return grads
+
+
+def _push(heap, queued, counter, function_node):
+    """Queue ``function_node`` (once) to run after every function of a higher rank."""
+    if function_node is not None and id(function_node) not in queued:
+        queued.add(id(function_node))
+        heapq.heappush(heap, (-function_node.rank, next(counter), function_node))
 
 
 def _take_output_grads(function_node, grads, targets, retain_grad):
@@ -155,32 +175,43 @@ def _take_output_grads(function_node, grads, targets, retain_grad):
         node = ref()
         if node is None:
             result.append(None)
-            continue
-        keep = node in targets or (retain_grad and node.get_variable() is not None)
-        result.append(grads.get(node) if keep else grads.pop(node, None))
+        elif node in targets or (retain_grad and node.get_variable() is not None):
+            result.append(grads.get(node))
+        else:
+            result.append(grads.pop(node, None))
     return tuple(result)
 
 
+def _raise_shape_mismatch(function_node, gx, node):
+    where = f'{function_node.label}.backward' if function_node else 'backward'
+    raise ValueError(f'{where}: gradient of shape {gx.shape} for an input of shape {node.shape}')
+
+
 def _call_backward(function_node, target_indexes, grad_outputs):
-    with backend.using_device_of(grad_outputs):
+    scope = backend.device_scope(grad_outputs)
+    if scope is None:
         grad_inputs = function_node.backward(target_indexes, grad_outputs)
+    else:
+        with scope:
+            grad_inputs = function_node.backward(target_indexes, grad_outputs)
     if not isinstance(grad_inputs, (tuple, list)):
         raise TypeError(f'{function_node.label}.backward must return a tuple')
     n_input = len(function_node.inputs)
-    if len(grad_inputs) == n_input and n_input != len(target_indexes):
+    n_target = len(target_indexes)
+    if len(grad_inputs) == n_input and n_input != n_target:
         grad_inputs = [grad_inputs[i] for i in target_indexes]
-    if len(grad_inputs) != len(target_indexes):
+    if len(grad_inputs) != n_target:
         raise ValueError(
             f'{function_node.label}.backward returned {len(grad_inputs)} gradients for '
-            f'{len(target_indexes)} requested inputs'
+            f'{n_target} requested inputs'
         )
     return grad_inputs
 
 
 def _accumulate(grads, node, gx, enable_double_backprop, function_node=None):
-    gx = variable_module.as_variable(gx)
-    if node.shape is not None and gx.shape != node.shape:
-        where = f'{function_node.label}.backward' if function_node else 'backward'
-        raise ValueError(f'{where}: gradient of shape {gx.shape} for an input of shape {node.shape}')
+    if not isinstance(gx, variable_module.Variable):
+        gx = variable_module.Variable._output(gx, False)
+    if node.shape is not None and gx._array.shape != node.shape:
+        _raise_shape_mismatch(function_node, gx, node)
     old = grads.get(node)
     grads[node] = gx if old is None else _add(old, gx, enable_double_backprop)

@@ -10,6 +10,9 @@ A subclass implements two methods:
   outputs) and returns the gradients of the inputs listed in ``target_input_indexes``,
   as Variables built with differentiable functions, so double backprop comes free. It
   may instead return one entry per input; entries not asked for are ignored.
+  When ``config.enable_backprop`` is False (a first-order backward, the common case) it
+  may compute arrays instead, e.g. by calling another node's ``forward`` directly: no
+  graph is recorded then, and the engine wraps the arrays.
 
 >>> import numpy as np
 >>> class Square(FunctionNode):
@@ -56,33 +59,67 @@ class FunctionNode:
         Returns:
             tuple of Variable: the outputs.
         """
-        input_vars = [variable_module.as_variable(x) for x in inputs]
-        in_data = tuple([v.array for v in input_vars])
-        backend.check_same_device(in_data, self.label)
+        # NOTE: this runs once per function call, hundreds of times per training step, so
+        # it is written in plain loops: each comprehension, generator or property is one
+        # more Python call per use (see bench/count_step_calls.py).
+        variable_class = variable_module.Variable
+        input_vars = []
+        in_data = []
+        requires_grad = False
+        for x in inputs:
+            if not isinstance(x, variable_class):
+                x = variable_class(x, requires_grad=False)
+            input_vars.append(x)
+            in_data.append(x._array)
+            if x._node.requires_grad:
+                requires_grad = True
+        in_data = tuple(in_data)
         self._input_indexes_to_retain = ()
         self._output_indexes_to_retain = ()
-        with backend.using_device_of(in_data):
+        scope = backend.device_scope(in_data, type(self).__name__)
+        if scope is None:
             out_data = self.forward(in_data)
+        else:
+            with scope:
+                out_data = self.forward(in_data)
         if not isinstance(out_data, tuple):
             raise TypeError(f'{self.label}.forward must return a tuple, got {type(out_data)}')
-
-        # NOTE: numpy reductions return numpy scalars; the graph holds arrays only.
-        out_data = tuple([numpy.asarray(y) if isinstance(y, numpy.generic) else y
-                          for y in out_data])
-        requires_grad = config.enable_backprop and any(v.requires_grad for v in input_vars)
-        outputs = tuple([variable_module.Variable(y, requires_grad=requires_grad) for y in out_data])
+        requires_grad = requires_grad and config.enable_backprop
+        outputs = []
+        for y in out_data:
+            if isinstance(y, numpy.generic):  # a NumPy reduction's scalar; the graph holds arrays
+                y = numpy.asarray(y)
+            outputs.append(variable_class._output(y, requires_grad))
+        outputs = tuple(outputs)
         if requires_grad:
             self._record(input_vars, in_data, outputs, out_data)
         return outputs
 
     def _record(self, input_vars, in_data, outputs, out_data):
-        self.inputs = tuple([v._node for v in input_vars])
-        self.rank = max(node.rank for node in self.inputs)
+        inputs = []
+        rank = 0
+        for v in input_vars:
+            node = v._node
+            inputs.append(node)
+            if node.rank > rank:
+                rank = node.rank
+        self.inputs = tuple(inputs)
+        self.rank = rank
+        refs = []
         for y in outputs:
-            y._node.set_creator(self)
-        self.outputs = tuple([weakref.ref(y._node) for y in outputs])
-        self._retained_inputs = {i: in_data[i] for i in self._input_indexes_to_retain}
-        self._retained_outputs = {i: out_data[i] for i in self._output_indexes_to_retain}
+            node = y._node
+            node.creator = self
+            node.rank = rank + 1
+            refs.append(weakref.ref(node))
+        self.outputs = tuple(refs)
+        retained = {}
+        for i in self._input_indexes_to_retain:
+            retained[i] = in_data[i]
+        self._retained_inputs = retained
+        retained = {}
+        for i in self._output_indexes_to_retain:
+            retained[i] = outputs[i]._array
+        self._retained_outputs = retained
 
     def forward(self, inputs):
         """Compute the outputs from a tuple of arrays; return a tuple of arrays."""
@@ -107,6 +144,11 @@ class FunctionNode:
             self.inputs[i].get_variable_or_make(self._retained_inputs[i])
             for i in self._input_indexes_to_retain
         ])
+
+    def retained_input_arrays(self):
+        """Return the retained inputs as arrays (for a backward that records no graph)."""
+        self._check_not_released()
+        return tuple([self._retained_inputs[i] for i in self._input_indexes_to_retain])
 
     def get_retained_outputs(self):
         """Return the retained outputs as Variables whose creator is this node."""

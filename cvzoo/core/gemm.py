@@ -65,9 +65,13 @@ class _ThreadControl:
 
     def __init__(self, controller):
         self._controller = controller
+        libs = controller.lib_controllers
+        self._only = libs[0] if len(libs) == 1 else None
 
     def get(self):
         """The current thread count (the largest, should NumPy hold several BLAS)."""
+        if self._only is not None:  # the usual case, read once per product: no generator
+            return self._only.num_threads
         return max(lib.num_threads for lib in self._controller.lib_controllers)
 
     def limit(self, n_threads):

@@ -9,15 +9,15 @@
 array([2., 4.], dtype=float32)
 """
 
+import operator
+
 import numpy
 
 from cvzoo.core import backend, variable_node
 
 
 def _check_array(array, what='array'):
-    if array is None:
-        return
-    if isinstance(array, numpy.ndarray):
+    if array is None or isinstance(array, numpy.ndarray):
         return
     if backend.get_array_module(array) is not numpy:
         return  # a GPU array
@@ -45,11 +45,24 @@ class Variable:
     __array_priority__ = 200
 
     def __init__(self, array=None, *, name=None, requires_grad=True):
-        _check_array(array)
+        if not isinstance(array, numpy.ndarray):
+            _check_array(array)
         self._array = array
         self._grad_var = None
         self.name = name
-        self._node = variable_node.VariableNode(self, requires_grad)
+        self._node = variable_node.VariableNode(self, requires_grad, array)
+
+    @classmethod
+    def _output(cls, array, requires_grad):
+        """A new Variable of a function's output (the engine's fast path of ``__init__``)."""
+        if not isinstance(array, numpy.ndarray):
+            _check_array(array)
+        variable = cls.__new__(cls)
+        variable._array = array
+        variable._grad_var = None
+        variable.name = None
+        variable._node = variable_node.VariableNode(variable, requires_grad, array)
+        return variable
 
     @classmethod
     def _from_node(cls, node, array):
@@ -62,42 +75,22 @@ class Variable:
 
     # --- value ---
 
-    @property
-    def array(self):
-        """The array this variable holds."""
-        return self._array
-
-    @array.setter
-    def array(self, value):
+    def _set_array(self, value):
         _check_array(value)
         self._array = value
         self._node.shape = None if value is None else value.shape
         self._node.dtype = None if value is None else value.dtype
 
-    @property
-    def data(self):
-        """Alias of ``array`` (Chainer's name)."""
-        return self._array
-
-    @data.setter
-    def data(self, value):
-        self.array = value
-
-    @property
-    def shape(self):
-        return self._array.shape
-
-    @property
-    def ndim(self):
-        return self._array.ndim
-
-    @property
-    def size(self):
-        return self._array.size
-
-    @property
-    def dtype(self):
-        return self._array.dtype
+    # NOTE: the getters are operator.attrgetter, read without a Python frame: the engine
+    # and the layers read them thousands of times per training step.
+    array = property(operator.attrgetter('_array'), _set_array,
+                     doc='The array this variable holds.')
+    data = property(operator.attrgetter('_array'), _set_array,
+                    doc="Alias of ``array`` (Chainer's name).")
+    shape = property(operator.attrgetter('_array.shape'), doc="The array's shape.")
+    ndim = property(operator.attrgetter('_array.ndim'), doc="The array's number of axes.")
+    size = property(operator.attrgetter('_array.size'), doc="The array's number of elements.")
+    dtype = property(operator.attrgetter('_array.dtype'), doc="The array's dtype.")
 
     @property
     def xp(self):
@@ -125,12 +118,13 @@ class Variable:
     @property
     def grad(self):
         """The gradient array, or None."""
-        return None if self._grad_var is None else self._grad_var.array
+        return None if self._grad_var is None else self._grad_var._array
 
     @grad.setter
     def grad(self, value):
-        _check_array(value, 'grad')
-        self._grad_var = None if value is None else Variable(value, requires_grad=False)
+        if not isinstance(value, numpy.ndarray):
+            _check_array(value, 'grad')
+        self._grad_var = None if value is None else Variable._output(value, False)
 
     @property
     def grad_var(self):
@@ -154,27 +148,16 @@ class Variable:
 
     # --- graph ---
 
-    @property
-    def node(self):
-        """The graph node of this variable."""
-        return self._node
-
-    @property
-    def creator(self):
-        """The FunctionNode that produced this variable, or None."""
-        return self._node.creator
-
-    @property
-    def requires_grad(self):
-        return self._node.requires_grad
-
-    @requires_grad.setter
-    def requires_grad(self, value):
+    def _set_requires_grad(self, value):
         self._node.requires_grad = bool(value)
 
-    @property
-    def rank(self):
-        return self._node.rank
+    node = property(operator.attrgetter('_node'), doc='The graph node of this variable.')
+    creator = property(operator.attrgetter('_node.creator'),
+                       doc='The FunctionNode that produced this variable, or None.')
+    requires_grad = property(operator.attrgetter('_node.requires_grad'), _set_requires_grad,
+                             doc='Whether backward computes a gradient for it.')
+    rank = property(operator.attrgetter('_node.rank'),
+                    doc="The creator's rank + 1 (0 for a leaf).")
 
     def backward(self, retain_grad=False, enable_double_backprop=False, retain_graph=None):
         """Compute gradients of this variable with respect to every leaf behind it.

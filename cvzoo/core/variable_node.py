@@ -21,12 +21,11 @@ class VariableNode:
 
     __slots__ = ('_variable', 'creator', 'rank', 'requires_grad', 'shape', 'dtype', '__weakref__')
 
-    def __init__(self, variable, requires_grad):
+    def __init__(self, variable, requires_grad, array):
         self._variable = weakref.ref(variable)
         self.creator = None
         self.rank = 0
         self.requires_grad = requires_grad
-        array = variable.array
         self.shape = None if array is None else array.shape
         self.dtype = None if array is None else array.dtype
 

@@ -22,6 +22,11 @@ keeps CuPy's rules, so that code which breaks them fails here as it would on a G
   ``get_current_stream``, ``get_elapsed_time``): a current stream per device and thread, a
   stream entered only with its own device current, an event recorded only on a stream of
   its device, and elapsed times only between recorded events the host has waited for;
+- kernel launches are counted by kind (:func:`count_kernels`): each ufunc call or
+  reduction, each other computing function or method, each ``ElementwiseKernel`` /
+  ``ReductionKernel`` call, each copy (``copy``, ``astype`` to a new dtype, ``asarray`` of
+  host data, a reshape that cannot be a view), each gather (``a[index_array]``) and each
+  ``a[...] = b``; views (reshape, transpose, basic slicing) and ``empty`` launch nothing;
 - ``ufunc.at`` / ``cupyx.scatter_add`` accept only the dtypes CUDA's atomicAdd has;
 - stream capture keeps CUDA's rules (``Stream.begin_capture`` / ``end_capture`` giving a
   ``Graph`` whose ``launch()`` reruns each recorded operation into the same arrays; a
@@ -31,7 +36,8 @@ keeps CuPy's rules, so that code which breaks them fails here as it would on a G
   arrays made in a capture hold garbage (NaN) until the graph is launched;
 - ``ElementwiseKernel`` and ``ReductionKernel`` run the NumPy twin that
   ``cvzoo.core.backend.elementwise_kernel`` / ``reduction_kernel`` registered under the
-  kernel's name (the CUDA source itself is never compiled here).
+  kernel's name (the CUDA source itself is never compiled here; a parameter named by a
+  C++ keyword, which could not compile, is refused).
 
 What it cannot prove: that a kernel's CUDA source compiles or is right, cuBLAS/cuDNN
 numerics, the order of work between streams (everything runs at once here), asynchrony,
@@ -292,6 +298,47 @@ class Graph:
         """Nothing to upload on the host."""
 
 
+# --- kernel launches -------------------------------------------------------------------
+
+_kernel_counters = []  # the Counters of the count_kernels() blocks now open
+
+
+def _record_kernel(kind):
+    if _kernel_counters:
+        with _sync_lock:
+            for counter in _kernel_counters:
+                counter[kind] += 1
+
+
+def _record_unless_view(kind, result, *sources):
+    """Count a copy kernel when ``result`` (a NumPy array) is not a view of ``sources``."""
+    if not _kernel_counters or not isinstance(result, numpy.ndarray) or result.size == 0:
+        return
+    if not any(isinstance(s, numpy.ndarray) and numpy.may_share_memory(result, s)
+               for s in sources):
+        _record_kernel(kind)
+
+
+@contextlib.contextmanager
+def count_kernels():
+    """Count the kernel launches made inside the block, in every thread.
+
+    What counts as a launch is listed in the module docstring.
+
+    Yields:
+        collections.Counter: ``{kind: count}`` (the ufunc, function or kernel name, or
+        ``'copy'``, ``'gather'``, ``'setitem'``), filled as the block runs.
+    """
+    counter = collections.Counter()
+    with _sync_lock:
+        _kernel_counters.append(counter)
+    try:
+        yield counter
+    finally:
+        with _sync_lock:
+            _kernel_counters.remove(counter)
+
+
 # --- arrays ---------------------------------------------------------------------------
 
 def _check_on_current(array, what):
@@ -434,6 +481,40 @@ _OPERAND_METHODS = frozenset(('dot', 'take', 'put', 'choose', 'clip', 'compress'
 _IN_PLACE_METHODS = frozenset(('fill', 'put', 'sort', 'partition'))
 
 
+# methods and functions that return views when they can (a kernel only when they copy)
+_VIEW_NAMES = frozenset((
+    'reshape', 'transpose', 'ravel', 'squeeze', 'swapaxes', 'view', 'diagonal', 'moveaxis',
+    'rollaxis', 'expand_dims', 'broadcast_to', 'broadcast_arrays', 'atleast_1d',
+    'atleast_2d', 'atleast_3d', 'split', 'array_split', 'real', 'imag', 'flip', 'fliplr',
+    'flipud', 'astype'))
+# functions that launch nothing: allocation without filling, and queries
+_NO_KERNEL_NAMES = frozenset((
+    'empty', 'empty_like', 'shares_memory', 'may_share_memory', 'result_type',
+    'iscomplexobj', 'isrealobj'))
+
+
+def _hosts(value):
+    """The NumPy array(s) behind a device result (a tuple of them for a tuple), for the
+    kernel count; anything else as it is."""
+    if isinstance(value, ndarray):
+        return value._a
+    if isinstance(value, (tuple, list)):
+        return tuple(_hosts(v) for v in value)
+    return value
+
+
+def _record_call(name, result, source):
+    """Count the kernel that function or method ``name`` launched to give ``result``."""
+    if not _kernel_counters or name in _NO_KERNEL_NAMES:
+        return
+    if name in _VIEW_NAMES:
+        results = result if isinstance(result, (tuple, list)) else (result,)
+        for r in results:
+            _record_unless_view('copy', r, source)
+    else:
+        _record_kernel(name)
+
+
 def _method(name, sync=None):
     allow_host = name not in _OPERAND_METHODS
     in_place = name in _IN_PLACE_METHODS
@@ -447,8 +528,10 @@ def _method(name, sync=None):
         host = self._a
         out = out if isinstance(out, ndarray) else None
         writes = (host,) if in_place else () if out is None else (out._a,)
-        return _run(f'ndarray.{name}', lambda: getattr(host, name)(*args, **kwargs), out,
-                    writes)
+        result = _run(f'ndarray.{name}', lambda: getattr(host, name)(*args, **kwargs), out,
+                      writes)
+        _record_call(name, _hosts(result), host)
+        return result
     method.__name__ = name
     return method
 
@@ -583,7 +666,9 @@ class ndarray:  # noqa: N801 - CuPy's name
     def __getitem__(self, key):
         _check_on_current(self, 'ndarray.__getitem__')
         host, key = self._a, _unwrap_index(key, 'ndarray.__getitem__')
-        return _run('ndarray.__getitem__', lambda: host[key])
+        result = _run('ndarray.__getitem__', lambda: host[key])
+        _record_unless_view('gather', result._a, host)
+        return result
 
     def __setitem__(self, key, value):
         _check_on_current(self, 'ndarray.__setitem__')
@@ -595,17 +680,20 @@ class ndarray:  # noqa: N801 - CuPy's name
 
         def assign():
             host[key] = value
+        _record_kernel('setitem')
         _run('ndarray.__setitem__', assign, writes=(host,))
 
     # copies between devices are allowed, as CuPy's peer copies
     def copy(self, order='C'):
         host = self._a
+        _record_kernel('copy')
         return _run('ndarray.copy', lambda: host.copy(order=order))
 
     def __copy__(self):
         return self.copy()
 
     def __deepcopy__(self, memo):
+        _record_kernel('copy')
         return _wrap(self._a.copy(), self._device)
 
     def __reduce__(self):
@@ -672,7 +760,9 @@ def _ufunc_call(ufunc, method, inputs, kwargs):
         numpy_inputs = (target._a, _unwrap_index(indices, what)) + tuple(
             _unwrap(x, what) for x in inputs[2:])
         _run(what, lambda: getattr(ufunc, method)(*numpy_inputs), writes=(target._a,))
+        _record_kernel(what)
         return None
+    _record_kernel(what)
     numpy_inputs = tuple(_unwrap(x, what) for x in inputs)
     call = getattr(ufunc, method)
     if out is not None:
@@ -680,6 +770,7 @@ def _ufunc_call(ufunc, method, inputs, kwargs):
         kwargs = dict(kwargs, out=tuple(_unwrap(o, what) for o in outs))
         _run(what, lambda: call(*numpy_inputs, **kwargs), writes=kwargs['out'])
         return outs[0] if len(outs) == 1 else outs
+
     def compute():
         result = call(*numpy_inputs, **kwargs)
         if ufunc is numpy.matmul:
@@ -729,7 +820,9 @@ def _function(name, sync=None, numpy_function=None):
             args, kwargs = _unwrap_all(args, kwargs, name)
         out = out if isinstance(out, ndarray) else None
         writes = (args[0],) if in_place and args else () if out is None else (out._a,)
-        return _run(name, lambda: numpy_function(*args, **kwargs), out, writes)
+        result = _run(name, lambda: numpy_function(*args, **kwargs), out, writes)
+        _record_call(name, _hosts(result), args[0] if args else None)
+        return result
     function.__name__ = name
     return function
 
@@ -788,6 +881,7 @@ def _to_current(value, dtype=None, copy=True, order='K'):
         host = numpy.array(_unwrap(value, 'array', allow_host=True), dtype=dtype)
     else:
         host = value
+    _record_kernel('copy')
     return _wrap(numpy.array(host, dtype=dtype, copy=True, order=order))
 
 
@@ -811,8 +905,10 @@ def ascontiguousarray(a, dtype=None):
     """A C-contiguous device array (``a`` itself when it already is one)."""
     a = asarray(a, dtype)
     host = a._a
-    return a if host.flags.c_contiguous else _run(
-        'cupy.ascontiguousarray', lambda: numpy.ascontiguousarray(host))
+    if host.flags.c_contiguous:
+        return a
+    _record_kernel('copy')
+    return _run('cupy.ascontiguousarray', lambda: numpy.ascontiguousarray(host))
 
 
 def copy(a, order='K'):
@@ -849,12 +945,26 @@ def scatter_add(a, slices, value):
 
 # --- kernels ---------------------------------------------------------------------------
 
+# C++ keywords: a kernel parameter of one of these names does not compile on a GPU
+_CPP_KEYWORDS = frozenset((
+    'auto', 'bool', 'break', 'case', 'catch', 'char', 'class', 'const', 'continue',
+    'default', 'delete', 'do', 'double', 'else', 'enum', 'explicit', 'extern', 'false',
+    'float', 'for', 'friend', 'goto', 'if', 'inline', 'int', 'long', 'mutable', 'namespace',
+    'new', 'operator', 'private', 'protected', 'public', 'register', 'return', 'short',
+    'signed', 'sizeof', 'static', 'struct', 'switch', 'template', 'this', 'throw', 'true',
+    'try', 'typedef', 'typename', 'union', 'unsigned', 'using', 'virtual', 'void',
+    'volatile', 'while'))
+
+
 def _parse_params(text):
     params = []
     for part in filter(None, (p.strip() for p in text.split(','))):
         words = part.split()
         if len(words) < 2:
             raise ValueError(f'ElementwiseKernel: bad parameter {part!r}')
+        if words[-1] in _CPP_KEYWORDS:
+            raise ValueError(f'ElementwiseKernel: parameter {part!r} is named by a C++ '
+                             'keyword; the kernel would not compile')
         params.append(words[-1])
     return params
 
@@ -881,6 +991,7 @@ class ElementwiseKernel:
             raise TypeError(f'{self.name}: expected {n_in} inputs (and optionally '
                             f'{len(self.out_params)} outputs), got {len(args)} arguments')
         host = [_unwrap(a, self.name) for a in args]
+        _record_kernel(self.name)
         if len(args) > n_in:
             # outputs given: CuPy reads and writes them in place, so does the twin
             _run(self.name, lambda: twin(*host), writes=host[n_in:])
@@ -917,6 +1028,7 @@ class ReductionKernel:
             raise TypeError(f'{self.name}: expected {len(self.in_params)} inputs, got '
                             f'{len(args)}')
         host = [_unwrap(a, self.name) for a in args]
+        _record_kernel(self.name)
         twin = backend.numpy_twin_of(self.name)
         return _run(self.name,
                     lambda: numpy.asarray(twin(*host, axis=axis, keepdims=keepdims)))

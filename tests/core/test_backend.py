@@ -113,3 +113,24 @@ def test_cpu_synchronize_and_timer_do_not_import_cupy(monkeypatch):
 def test_cuda_without_cupy_gives_install_hint(no_cupy):
     with pytest.raises(RuntimeError, match=r"cvzoo\[cuda\]"):
         backend.get_device('cuda')
+
+
+def test_device_scope_on_the_host_enters_nothing():
+    assert backend.device_scope((numpy.zeros(2), None, numpy.ones(1)), 'Add') is None
+
+
+def test_device_scope_makes_the_first_gpu_current_and_checks_devices(two_gpus):
+    from cvzoo.core.variable import Variable
+
+    on_1 = backend.to_device(numpy.zeros(2, numpy.float32), two_gpus[1])
+    scope = backend.device_scope((None, Variable(on_1), on_1), 'Add')
+    with scope:
+        assert backend.get_device('cuda') == two_gpus[1]
+    on_0 = backend.to_device(numpy.zeros(2, numpy.float32), two_gpus[0])
+    with pytest.raises(errors.DeviceMismatchError, match='Add: .*cuda:1 and cuda:0'):
+        backend.device_scope((on_1, on_0), 'Add')
+    with pytest.raises(errors.DeviceMismatchError, match='Mul: .*cpu and cuda:1'):
+        backend.device_scope((numpy.zeros(2), on_1), 'Mul')
+    # without a name nothing is checked; the first GPU array's device is made current
+    with backend.device_scope((numpy.zeros(2), on_1, on_0)):
+        assert backend.get_device('cuda') == two_gpus[1]

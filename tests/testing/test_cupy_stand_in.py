@@ -336,3 +336,33 @@ def test_arrays_made_in_a_capture_hold_garbage_until_a_launch_fills_them(cp):
     for _ in range(2):
         graph.launch()
         assert float(total) == 3.0
+
+
+def test_kernel_launches_are_counted_and_views_are_not(cp):
+    x = cp.arange(12, dtype=cp.float32).reshape(3, 4)
+    with cupy_stand_in.count_kernels() as kernels:
+        views = [x.reshape(4, 3), x.T, x[1:], x.astype(cp.float32, copy=False), cp.empty(3)]
+    assert sum(kernels.values()) == 0
+    assert len(views) == 5
+    with cupy_stand_in.count_kernels() as kernels:
+        (x * 2).sum(axis=0)  # two kernels
+        x.T.reshape(-1)  # a copy: the transpose cannot be reshaped in place
+        x[cp.asarray([0, 2])]  # a host-to-device copy and a gather
+        x[0] = 1
+        cp.zeros(3)
+        x @ x.T
+    assert kernels == {'multiply': 1, 'sum': 1, 'copy': 2, 'gather': 1, 'setitem': 1,
+                       'zeros': 1, 'matmul': 1}
+
+
+def test_kernels_of_own_kernels_are_counted_by_name(cp):
+    kernel = backend.elementwise_kernel('T x', 'T y', 'y = x + 1', 'test_count_plus_one',
+                                        lambda x: x + 1)
+    with cupy_stand_in.count_kernels() as kernels:
+        kernel(cp.ones(3))
+    assert kernels == {'ones': 1, 'test_count_plus_one': 1}
+
+
+def test_kernel_parameters_named_by_cpp_keywords_are_refused(cp):
+    with pytest.raises(ValueError, match="'T new' is named by a C\\+\\+ keyword"):
+        cp.ElementwiseKernel('T old, T new', 'T y', 'y = old + new', 'test_keyword_param')

@@ -172,19 +172,27 @@ class Link:
             yield link
 
     def namedparams(self, include_uninit=True):
-        """Yield (path, Parameter) for every parameter of the tree, e.g. '/conv1/W'."""
+        """Iterate over (path, Parameter) for every parameter of the tree, e.g. '/conv1/W'."""
+        pairs = []
+        self._collect_params('', pairs, include_uninit)
+        return iter(pairs)
+
+    def _collect_params(self, prefix, pairs, include_uninit):
+        # NOTE: a list filled in one walk, not nested generators: each level of a nested
+        # generator is one more Python call per parameter, and cleargrads and every
+        # update walk all the parameters.
         for name in self._params:
             param = self.__dict__[name]
-            if include_uninit or param.is_initialized:
-                yield '/' + name, param
+            if include_uninit or param._array is not None:
+                pairs.append((prefix + '/' + name, param))
         for name, child in self._named_children():
-            for path, param in child.namedparams(include_uninit):
-                yield '/' + name + path, param
+            child._collect_params(prefix + '/' + name, pairs, include_uninit)
 
     def params(self, include_uninit=True):
-        """Yield every Parameter of the tree."""
-        for _, param in self.namedparams(include_uninit):
-            yield param
+        """Iterate over every Parameter of the tree."""
+        pairs = []
+        self._collect_params('', pairs, include_uninit)
+        return iter([param for _, param in pairs])
 
     def count_params(self):
         """Return the number of elements of all initialised parameters."""
@@ -194,7 +202,7 @@ class Link:
 
     def cleargrads(self):
         """Set every parameter's gradient to None."""
-        for param in self.params():
+        for _, param in self.namedparams():
             param.cleargrad()
 
     def zerograds(self):
@@ -310,7 +318,10 @@ class Link:
     # --- calling, saving, printing ---
 
     def __call__(self, *args, **kwargs):
-        # the link's own device is current while it runs (arrays it makes land there)
+        # the link's own device is current while it runs (arrays it makes land there);
+        # entering the CPU does nothing, so a CPU link skips the ``with``
+        if self._device.kind == 'cpu':
+            return self.forward(*args, **kwargs)
         with self._device:
             return self.forward(*args, **kwargs)
 

@@ -2,9 +2,9 @@
 
 from cvzoo.core import function_node, mixed_precision
 from cvzoo.core import variable as variable_module
-from cvzoo.core.functions.connection import correlation
+from cvzoo.core.config import config
+from cvzoo.core.functions.connection import correlation, im2col
 from cvzoo.core.functions.connection import deconvolution_2d as deconvolution_2d_module
-from cvzoo.core.functions.connection import im2col
 from cvzoo.core.functions.math import sum as sum_module
 
 
@@ -35,8 +35,10 @@ class Convolution2D(function_node.FunctionNode):
         return y,
 
     def backward(self, indexes, grad_outputs):
-        x, W = self.get_retained_inputs()
         gy, = grad_outputs
+        if not config.enable_backprop and 2 not in indexes:
+            return self._first_order_gradients(indexes, gy.array)
+        x, W = self.get_retained_inputs()
         result = []
         if 0 in indexes:
             result.append(deconvolution_2d_module.Deconvolution2D(
@@ -46,6 +48,19 @@ class Convolution2D(function_node.FunctionNode):
             result.append(_Convolution2DGradW(self, W.shape[2:]).apply((x, gy))[0])
         if 2 in indexes:
             result.append(sum_module.sum(gy, axis=(0, 2, 3)))
+        return tuple(result)
+
+
+    def _first_order_gradients(self, indexes, gy):
+        """gx and gW as arrays, by the forwards of the nodes backward applies otherwise."""
+        x, W = self.retained_input_arrays()
+        result = []
+        if 0 in indexes:
+            result.append(deconvolution_2d_module.Deconvolution2D(
+                self.stride, self.pad, self.dilate, self.groups, x.shape[2:]
+            ).forward((gy, W))[0])
+        if 1 in indexes:
+            result.append(_Convolution2DGradW(self, W.shape[2:]).forward((x, gy))[0])
         return tuple(result)
 
 
@@ -131,6 +146,15 @@ def _make_node(x, W, b, stride, pad, cover_all, dilate, groups):
     x, W = variable_module.as_variable(x), variable_module.as_variable(W)
     b = None if b is None else variable_module.as_variable(b)
     x, W, b = mixed_precision.cast_to_low_precision(x, W, b)
+    node = _checked_node(x.array, W.array, None if b is None else b.array, stride, pad,
+                         cover_all, dilate, groups)
+    return node, (x, W) if b is None else (x, W, b)
+
+
+def _checked_node(x, W, b, stride, pad, cover_all, dilate, groups):
+    """The node of convolution_2d for the arrays x, W and b, after checking them."""
+    # NOTE: on the arrays, not the Variables: each property of a Variable read here is
+    # one more Python call, for every convolution of every step.
     im2col.check_image_and_weight('convolution_2d', x, W, b)
     stride = im2col.as_pair(stride, 'convolution_2d: stride', 1)
     pad = im2col.as_pair(pad, 'convolution_2d: pad', 0)
@@ -144,13 +168,13 @@ def _make_node(x, W, b, stride, pad, cover_all, dilate, groups):
             f'convolution_2d: in_channels x.shape[1] must equal W.shape[1] * groups = '
             f'{W.shape[1]} * {groups}, got x.shape={tuple(x.shape)}, W.shape={tuple(W.shape)}')
     im2col.check_bias('convolution_2d', b, W.shape[0])
-    out_size = tuple(
-        im2col.get_conv_outsize(size, k, s, p, cover_all, d)
-        for size, k, s, p, d in zip(x.shape[2:], W.shape[2:], stride, pad, dilate))
+    out_size = (im2col.get_conv_outsize(x.shape[2], W.shape[2], stride[0], pad[0], cover_all,
+                                        dilate[0]),
+                im2col.get_conv_outsize(x.shape[3], W.shape[3], stride[1], pad[1], cover_all,
+                                        dilate[1]))
     if min(out_size) < 1:
         raise ValueError(
             f'convolution_2d: the output size {out_size} is empty; the input x.shape='
             f'{tuple(x.shape)} is too small for W.shape={tuple(W.shape)} with stride='
             f'{stride}, pad={pad}, dilate={dilate}')
-    node = Convolution2D(stride, pad, dilate, groups, out_size)
-    return node, (x, W) if b is None else (x, W, b)
+    return Convolution2D(stride, pad, dilate, groups, out_size)

@@ -150,11 +150,15 @@ def col2im(col, in_size, stride, pad, dilate):
     def accumulate(start, stop):
         # NOTE: a loop over the kh * kw kernel offsets only; each step is one strided
         # add, over a slice of channels small enough to stay in cache between steps.
+        # ``view += term`` written as an add into the view: the same sum, without the
+        # copy of the view onto itself that ``image[index] += term`` makes after the add
+        # (one more kernel launch per offset on a GPU)
         part = image[:, start:stop]
         for i in range(kh):
             for j in range(kw):
                 rows, cols = offset_slices(i, j, (out_h, out_w), stride, dilate)
-                part[:, :, rows, cols] += col[:, start:stop, i, j]
+                view = part[:, :, rows, cols]
+                xp.add(view, col[:, start:stop, i, j], out=view)
 
     if xp is numpy and image.size >= parallel.MIN_ELEMENTS:
         tasks = [functools.partial(accumulate, start, stop)
@@ -207,6 +211,14 @@ def as_pair(value, name, minimum):
         TypeError: when ``value`` is neither an int nor a pair of ints.
         ValueError: when an entry is below ``minimum``.
     """
+    if type(value) is int:  # the common case, without the general checks' calls
+        if value < minimum:
+            raise ValueError(f'{name}: expected values >= {minimum}, got {value!r}')
+        return value, value
+    if type(value) is tuple and len(value) == 2 and type(value[0]) is type(value[1]) is int:
+        if value[0] < minimum or value[1] < minimum:
+            raise ValueError(f'{name}: expected values >= {minimum}, got {value!r}')
+        return value
     pair = (value, value) if _is_int(value) else value
     if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and all(map(_is_int, pair))):
         raise TypeError(f'{name}: expected an int or a pair of ints, got {value!r}')

@@ -10,6 +10,7 @@ import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import parallel
 from cvzoo.core.config import config
+from cvzoo.core.functions.activation import relu as relu_module
 from cvzoo.core.variable import as_array
 from cvzoo.models.classification.resnet import se_block
 from cvzoo.models.pickable_sequential_chain import PickableSequentialChain
@@ -61,6 +62,8 @@ class Bottleneck(L.Chain):
         if _may_write_in_place(h, shortcut):
             _add_relu_in_place(h.array, as_array(shortcut))
             return h
+        if h.shape == shortcut.shape and h.dtype == shortcut.dtype:
+            return relu_module.add_relu(h, shortcut)
         return F.relu(h + shortcut)
 
 

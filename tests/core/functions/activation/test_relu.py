@@ -67,3 +67,43 @@ def test_higher_orders_in_gy_keep_the_mask(rng):
     numpy.testing.assert_array_equal(ggx.array, 2 * (x.array > 0))
     third, = backprop.grad([F.sum(ggx)], [gy])
     numpy.testing.assert_array_equal(third.array, 2 * (x.array > 0))
+
+
+def _sum_away_from_zero(rng, shape):
+    """a and b whose sum stays away from relu's kink (finite differences cross none)."""
+    total = _away_from_zero(rng, shape)
+    a = rng.normal(size=shape)
+    return a, total - a
+
+
+@pytest.mark.parametrize('shape', [(3, 4), (2, 3, 4, 5)], ids=['2d', '4d'])
+def test_add_relu(shape, rng):
+    from cvzoo.core.functions.activation.relu import add_relu
+
+    check_function(add_relu, _sum_away_from_zero(rng, shape),
+                   lambda a, b: numpy.maximum(a + b, 0), double_backward=True)
+
+
+def test_add_relu_equals_relu_of_the_sum_exactly(rng):
+    from cvzoo.core.functions.activation.relu import add_relu
+
+    a, b = (Variable(v.astype(numpy.float32)) for v in _sum_away_from_zero(rng, (2, 3, 4, 5)))
+    y = add_relu(a, b)
+    gy = rng.normal(size=y.shape).astype(numpy.float32)
+    y.grad = gy
+    y.backward()
+    got = [y.array, a.grad, b.grad]
+    a.cleargrad()
+    b.cleargrad()
+    y = F.relu(a + b)
+    y.grad = gy
+    y.backward()
+    for value, expected in zip(got, [y.array, a.grad, b.grad]):
+        numpy.testing.assert_array_equal(value, expected)
+
+
+def test_add_relu_refuses_differing_shapes():
+    from cvzoo.core.functions.activation.relu import add_relu
+
+    with pytest.raises(ValueError, match='add_relu: a and b must share shape and dtype'):
+        add_relu(numpy.zeros((2, 3)), numpy.zeros((1, 3)))

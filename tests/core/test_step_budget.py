@@ -1,0 +1,74 @@
+"""Budgets of a ResNet-50 training step: Python calls on the CPU, kernel launches on the
+CuPy stand-in, per phase, counted by bench/count_step_calls.py (batch 1, 32 x 32, NumPy's
+BLAS on one thread; MomentumSGD with WeightDecay). A GPU step is bound by the host, so
+these counts are its cost; the budgets are the measured counts plus 5%, so that they
+cannot creep back. Lower a budget when a change lowers its count.
+
+Measured (before: commit 7a57e4b; after: the engine's bookkeeping in fewer calls, the
+first-order backward without inner nodes, relu(a + b) as one node, batch normalisation,
+relu's gradient and col2im in fewer GPU kernels). The update is the optimizers' (the
+parameter walk alone got cheaper):
+
+=========  ===================  ====================
+phase      Python calls (CPU)   kernels (stand-in)
+=========  ===================  ====================
+forward    22,107 -> 10,593     1,202 -> 513
+backward   28,563 -> 15,968     1,345 -> 619
+update     10,522 -> 6,042      483 -> 483
+=========  ===================  ====================
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers.scripts import BENCH, ROOT, load_bench
+
+MARGIN = 1.05
+PYTHON_CALLS = {'forward': 10_593, 'backward': 15_968, 'update': 6_042}
+KERNELS = {'forward': 513, 'backward': 619, 'update': 483}
+ARGS = ['--model', 'resnet50', '--batch', '1', '--size', '32', '--threads', '1']
+
+
+def _phase_rows(lines):
+    """``{phase: [Python calls, kernels]}`` from the first table of the script's output."""
+    rows = {}
+    for line in lines:
+        cells = [cell.strip() for cell in line.split('|')[1:-1]]
+        if len(cells) == 3 and cells[0] in ('forward', 'backward', 'update', 'step'):
+            rows.setdefault(cells[0], [int(c.replace(',', '')) if c != '-' else None
+                                       for c in cells[1:]])
+    return rows
+
+
+@pytest.fixture(scope='module')
+def cpu_counts():
+    # NOTE: in a fresh interpreter: where CuPy (or its stand-in) is loaded, every function
+    # call also checks devices, which is not what a CPU-only process pays.
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, str(BENCH / 'count_step_calls.py'), *ARGS],
+                         capture_output=True, text=True, env=env, cwd=ROOT, check=True)
+    return _phase_rows(out.stdout.splitlines())
+
+
+@pytest.mark.parametrize('phase', ['forward', 'backward', 'update'])
+def test_python_calls_stay_within_budget(cpu_counts, phase):
+    calls = cpu_counts[phase][0]
+    budget = int(PYTHON_CALLS[phase] * MARGIN)
+    assert calls <= budget, (
+        f'{phase}: {calls:,} Python calls per ResNet-50 step, over the budget of {budget:,} '
+        f'(measured {PYTHON_CALLS[phase]:,}); see python bench/count_step_calls.py')
+
+
+def test_kernel_launches_stay_within_budget(stand_in):
+    module = load_bench('count_step_calls')
+    args = module._parser().parse_args(ARGS + ['--device', 'cuda:0'])
+    counts = module.totals(module.count_step(args))
+    for phase, measured in KERNELS.items():
+        kernels = counts[phase][1]
+        budget = int(measured * MARGIN)
+        assert kernels <= budget, (
+            f'{phase}: {kernels:,} kernel launches per ResNet-50 step on the stand-in, over '
+            f'the budget of {budget:,} (measured {measured:,})')
