@@ -2,6 +2,7 @@
 
 from cvzoo.core import function_node, mixed_precision
 from cvzoo.core import variable as variable_module
+from cvzoo.core.cudnn import convolution as cudnn_convolution
 from cvzoo.core.functions.connection import correlation
 from cvzoo.core.functions.connection import deconvolution_2d as deconvolution_2d_module
 from cvzoo.core.functions.connection import im2col
@@ -28,8 +29,9 @@ class Convolution2D(function_node.FunctionNode):
 
     def _correlate(self, inputs):
         x, W = inputs[:2]
-        y = correlation.correlate(
-            x, W, self.out_size, self.stride, self.pad, self.dilate, self.groups)
+        args = (self.out_size, self.stride, self.pad, self.dilate, self.groups)
+        y = cudnn_convolution.correlate(x, W, *args)  # None off cuDNN
+        y = correlation.correlate(x, W, *args) if y is None else y
         if len(inputs) == 3:
             y += inputs[2].reshape(1, -1, 1, 1)
         return y,
@@ -65,8 +67,9 @@ class _Convolution2DGradW(function_node.FunctionNode):
 
     def _correlate_grad_weight(self, inputs):
         x, gy = inputs
-        return correlation.correlate_grad_weight(
-            x, gy, self.ksize, self.stride, self.pad, self.dilate, self.groups),
+        args = (self.ksize, self.stride, self.pad, self.dilate, self.groups)
+        gW = cudnn_convolution.correlate_grad_weight(x, gy, *args)  # None off cuDNN
+        return (correlation.correlate_grad_weight(x, gy, *args) if gW is None else gW),
 
     def backward(self, indexes, grad_outputs):
         x, gy = self.get_retained_inputs()

@@ -5,6 +5,7 @@ import numbers
 import numpy
 
 from cvzoo.core import backend, function_node, mixed_precision, parallel
+from cvzoo.core.cudnn import batch_normalization as cudnn_bn
 
 
 def reduction_axes(what, x, gamma, axis):
@@ -65,6 +66,12 @@ class BatchNormalization(function_node.FunctionNode):
     def forward(self, inputs):
         x, gamma, beta = inputs
         self.retain_inputs((0, 1))
+        done = cudnn_bn.forward_training(x, gamma, beta, self.eps, self.axes, self.running_mean,
+                                         self.running_var, self.decay)  # None off cuDNN
+        if done is not None:
+            self.running_mean = self.running_var = None
+            y, self.mean, self.inv_std = done
+            return y,
         shape = param_shape(x.shape, self.axes)
         m = x.size // max(gamma.size, 1)
         xp = backend.get_array_module(x)
@@ -117,6 +124,9 @@ class _BatchNormalizationGrad(function_node.FunctionNode):
 
     def forward(self, inputs):
         x, gamma, gy = inputs
+        done = cudnn_bn.backward(x, gamma, gy, self.mean, self.inv_std, self.axes)
+        if done is not None:  # None off cuDNN
+            return done
         xp = backend.get_array_module(x)
         m = x.dtype.type(x.size // max(gamma.size, 1))
         shape = param_shape(x.shape, self.axes)
