@@ -16,12 +16,14 @@ def _check_rows(lines):
 def test_small_run_on_the_cpu_never_calls_cudnn(tmp_path):
     out = tmp_path / 'cudnn.md'
     lines, status = load_bench('bench_cudnn').main(['--device', 'cpu', '--small',
-                                                    '--out', str(out)])
+                                                    '--benchmark', '--out', str(out)])
     rows = _check_rows(lines)
     assert len(rows) == 10 and all(r[1] == 'ok' and r[2] == '0' for r in rows.values())
     assert status == 0
     assert out.read_text() == '\n'.join(lines) + '\n'
-    assert sum(bool(re.match(r'\| resnet50 .* ms \(n=1\)', line)) for line in lines) == 3
+    timed = [line.split('|')[1].strip() for line in lines
+             if re.match(r'\| resnet50 .* ms \(n=1\) \| \d+\.\d\dx \|$', line)]
+    assert timed == ['resnet50 never', 'resnet50 auto', 'resnet50 auto + benchmark']
     _, status = load_bench('bench_cudnn').main(['--device', 'cpu', '--small',
                                                 '--require-cudnn'])
     assert status == 1

@@ -6,7 +6,7 @@ operation's parameters and the settings that change the engine choice
 builds the graph with heuristics mode A (then FALLBACK); with ``cudnn_benchmark`` it
 builds every plan, times each once on the call's own buffers and keeps the fastest, as
 ``torch.backends.cudnn.benchmark``. A graph cuDNN refuses (``check_support`` or
-``build_plans`` fails) is remembered as None and the caller falls back to im2col/CuPy.
+``build_plans`` fails; ``validate`` raises ValueError) is remembered as None and the caller falls back to im2col/CuPy.
 
 Execution: the workspace is a uint8 array of the current device's CuPy pool, and the
 device's cuDNN handle is set to CuPy's current stream before each call, so a call in a
@@ -24,7 +24,7 @@ from cvzoo.core.cudnn import availability
 _plans = {}  # key -> Plan, or None for a graph cuDNN refuses
 _handles = {}  # device id -> cuDNN handle
 refusals = {}  # key -> the error text of a refused graph (for diagnostics)
-counts = collections.Counter()  # 'hits', 'misses', 'benchmarks', 'refused'
+counts = collections.Counter()  # 'hits', 'misses', 'benchmarks', 'refused', 'executions'
 
 
 def clear():
@@ -73,6 +73,7 @@ class Plan:
 
     def execute(self, buffers):
         """Run the plan on ``buffers`` (name -> device array or host scalar array)."""
+        counts['executions'] += 1
         run(self.graph, self.tensors, buffers, self.index)
 
 
@@ -136,10 +137,13 @@ def get(plan_key, make_graph, buffers, dtype):
                           intermediate_data_type=cudnn.data_type.FLOAT,
                           compute_data_type=cudnn.data_type.FLOAT,
                           handle=_handle(cudnn, cupy.cuda.Device().id))
-    tensors = make_graph(cudnn, graph)
     try:
+        tensors = make_graph(cudnn, graph)
         _build(cudnn, graph, dtype)
-    except (RuntimeError, getattr(cudnn, 'cudnnGraphNotSupportedError', RuntimeError)) as error:
+    except (ValueError, RuntimeError,
+            getattr(cudnn, 'cudnnGraphNotSupportedError', RuntimeError)) as error:
+        # NOTE: the frontend raises ValueError (std::invalid_argument) for a graph it cannot
+        # validate, cudnnGraphNotSupportedError when no engine takes it
         counts['refused'] += 1
         refusals[plan_key] = str(error)
         _plans[plan_key] = None
