@@ -1,6 +1,7 @@
 """Whether a cuDNN call is made: the frontend's import check and the ``use_cudnn`` switch."""
 
 import importlib
+import sys
 
 import numpy
 
@@ -18,7 +19,8 @@ _frontend = _NOT_LOADED
 def frontend():
     """The ``cudnn`` frontend module, or None when it (or libcudnn under it) cannot load.
 
-    Imported on the first call only, never at cvzoo's import.
+    Imported on the first call only, never at cvzoo's import. Under the CuPy stand-in only
+    a stand-in frontend counts (a real one would be handed host pointers).
     """
     global _frontend
     if _frontend is _NOT_LOADED:
@@ -26,7 +28,13 @@ def frontend():
             _frontend = importlib.import_module('cudnn')
         except (ImportError, OSError):
             _frontend = None
+    if _is_stand_in(sys.modules.get('cupy')) and not _is_stand_in(_frontend):
+        return None
     return _frontend
+
+
+def _is_stand_in(module):
+    return bool(getattr(module, 'is_stand_in', False))
 
 
 def forget_frontend():

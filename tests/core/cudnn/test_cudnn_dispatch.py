@@ -218,3 +218,19 @@ def test_gradient_check_through_cudnn(fake_cudnn, stand_in):
     gradient_check.check_backward(func, (x, W, b), _device_arrays(stand_in, (1, 4, 3, 3))[0],
                                   dtype=numpy.float32, eps=1e-2, atol=1e-2, rtol=1e-2)
     assert _executed(fake_cudnn, 'conv_dgrad') and _executed(fake_cudnn, 'conv_wgrad')
+
+
+def test_a_real_frontend_is_ignored_under_the_stand_in(stand_in, monkeypatch):
+    import sys
+    import types
+
+    from cvzoo.core.cudnn import availability
+
+    monkeypatch.setitem(sys.modules, 'cudnn', types.ModuleType('cudnn'))  # not a stand-in
+    availability.forget_frontend()
+    try:
+        assert availability.frontend() is None
+        x, W = _device_arrays(stand_in, (1, 2, 5, 5), (3, 2, 3, 3))
+        assert convolution_2d(x, W, pad=1).shape == (1, 3, 5, 5)
+    finally:
+        availability.forget_frontend()
