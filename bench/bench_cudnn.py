@@ -4,7 +4,8 @@ Two parts, on one device (``--device``, cuda:0 by default):
 
 - check: for convolution (plain, stride, padding, dilation, groups, depthwise,
   cover_all), deconvolution (with an outsize), batch normalisation (training with running
-  statistics, and inference) on random float32 inputs, the forward output and the
+  statistics, and inference), average pooling (padding counted and not) and max pooling
+  (inference: its forward is the cuDNN one) on random float32 inputs, the forward output and the
   gradients of every input with ``use_cudnn='auto'`` against ``'never'`` (the reference),
   with ``allow_tf32=False``, as the largest error relative to the reference's largest
   magnitude; a row also says how many cuDNN plans ran and how many graphs cuDNN refused;
@@ -91,7 +92,22 @@ def _cases(small):
             x, W, stride=2, pad=1, outsize=(2 * s, 2 * s)), [(n, c, s, s), (c, c // 2, 4, 4)]),
         ('batch norm (training)', bn_train, [(n, c, s, s), (c,), (c,)]),
         ('batch norm (inference)', bn_inference, [(n, c, s, s), (c,), (c,)]),
+        ('average pooling 3x3/2 pad 1', lambda x: F.average_pooling_2d(x, 3, 2, 1),
+         [(n, c, s, s)]),
+        ('average pooling, padding excluded', lambda x: F.average_pooling_2d(
+            x, 3, 2, 1, pad_value=None), [(n, c, s, s)]),
+        ('max pooling 3x3/2 pad 1 (inference)', _inference(
+            lambda x: F.max_pooling_2d(x, 3, 2, 1, cover_all=False)), [(n, c, s, s)]),
     ]
+
+
+def _inference(func):
+    """``func`` without a graph (max pooling keeps its winners for a backward on CuPy)."""
+    def run(*xs):
+        with using_config('enable_backprop', False):
+            return func(*xs)
+    run.forward_only = True
+    return run
 
 
 def _outputs(func, arrays):
@@ -99,6 +115,8 @@ def _outputs(func, arrays):
     arrays the function updated in place (``func.extras``)."""
     xs = [Variable(a.copy()) for a in arrays]
     y = func(*xs)
+    if getattr(func, 'forward_only', False):
+        return [y.array]
     gy = backend.get_array_module(y.array).asarray(
         numpy.random.default_rng(1).standard_normal(y.shape).astype(numpy.float32))
     F.sum(y * Variable(gy, requires_grad=False)).backward()

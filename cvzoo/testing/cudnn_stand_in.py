@@ -4,7 +4,8 @@
 ``cvzoo.core.cudnn`` uses (``pygraph`` with ``tensor``, ``conv_fprop``, ``conv_dgrad``,
 ``conv_wgrad``, ``batchnorm``, ``batchnorm_backward``, ``batchnorm_inference``; plan
 building, notes, workspace sizes, ``execute`` and ``execute_plan_at_index``;
-``create_handle`` and ``set_stream``). It proves the dispatch, not cuDNN's numerics:
+``create_handle`` and ``set_stream``), and ``pooling_library``, the twin of the ctypes
+pooling call of ``cvzoo.core.cudnn.pooling``. It proves the dispatch, not cuDNN's numerics:
 
 - execution reads and writes raw device pointers (``array.data.ptr`` of stand-in arrays)
   with the dims, strides and dtype each graph tensor declared, so a wrong descriptor gives
@@ -28,6 +29,7 @@ from cvzoo.core.functions.connection import correlation
 
 N_PLANS = 3  # execution plans each graph offers
 _DTYPES = {'HALF': numpy.float16, 'FLOAT': numpy.float32}
+_NAMES = {numpy.dtype(t): name for name, t in _DTYPES.items()}
 
 
 class cudnnGraphNotSupportedError(RuntimeError):  # noqa: N801 - the frontend's name
@@ -165,7 +167,37 @@ def make_module():
 
     module.create_handle, module.set_stream = create_handle, set_stream
     module.pygraph = _make_graph_class(module)
+    module.pooling_library = _PoolingLibrary(module)
     return module
+
+
+class _PoolingLibrary:
+    """The twin of cvzoo.core.cudnn.pooling.CtypesPooling: NumPy pooling from pointers."""
+
+    MODES = {0: 'pooling_max', 1: 'pooling_average_include_padding',
+             2: 'pooling_average_exclude_padding'}
+
+    def __init__(self, module):
+        self.module = module
+
+    def pooling_forward(self, handle, mode, window, x, y):
+        import cupy  # the stand-in, installed by --fake-cuda
+
+        from cvzoo.core.functions.pooling import average_pooling_2d, max_pooling_2d
+
+        kh, kw, ph, pw, sh, sw = window
+        self.module.log.append({'event': 'execute', 'operation': self.MODES[mode],
+                                'index': None, 'stream': self.module.streams.get(handle),
+                                'handle': handle, 'device': cupy.cuda.Device().id})
+        x_view, y_view = (_view(p, _Tensor(0, list(d), list(s), _NAMES[numpy.dtype(t)]))
+                          for p, d, s, t in (x, y))
+        args = (numpy.array(x_view), (kh, kw), (sh, sw), (ph, pw))
+        if mode == 0:
+            result = max_pooling_2d.max_pooling_2d(*args, cover_all=False)
+        else:
+            result = average_pooling_2d.average_pooling_2d(
+                *args, pad_value=0 if mode == 1 else None)
+        y_view[...] = result.array
 
 
 def _make_graph_class(module):

@@ -18,7 +18,7 @@ def test_small_run_on_the_cpu_never_calls_cudnn(tmp_path):
     lines, status = load_bench('bench_cudnn').main(['--device', 'cpu', '--small',
                                                     '--benchmark', '--out', str(out)])
     rows = _check_rows(lines)
-    assert len(rows) == 10 and all(r[1] == 'ok' and r[2] == '0' for r in rows.values())
+    assert len(rows) == 13 and all(r[1] == 'ok' and r[2] == '0' for r in rows.values())
     assert status == 0
     assert out.read_text() == '\n'.join(lines) + '\n'
     timed = [line.split('|')[1].strip() for line in lines
@@ -48,4 +48,5 @@ def test_small_run_on_the_stand_in_goes_through_cudnn(stand_in, monkeypatch):
     assert all(r[1] == 'ok' and int(r[2]) > 0 and r[3] == '0' for r in rows.values()), rows
     executed = {e['operation'] for e in fake.log if e['event'] == 'execute'}
     assert executed == {'conv_fprop', 'conv_dgrad', 'conv_wgrad', 'batchnorm',
-                        'batchnorm_backward', 'batchnorm_inference'}
+                        'batchnorm_backward', 'batchnorm_inference', 'pooling_max',
+                        'pooling_average_include_padding', 'pooling_average_exclude_padding'}

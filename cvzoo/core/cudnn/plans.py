@@ -83,6 +83,14 @@ def _handle(cudnn, device_id):
     return _handles[device_id]
 
 
+def current_handle(cupy):
+    """The current device's cuDNN handle, set to CuPy's current stream."""
+    cudnn = availability.frontend()
+    handle = _handle(cudnn, cupy.cuda.Device().id)
+    cudnn.set_stream(handle=handle, stream=cupy.cuda.get_current_stream().ptr)
+    return handle
+
+
 def _pointer(value):
     """The address of a device array, or of a host scalar passed by value."""
     if isinstance(value, numpy.ndarray):
@@ -95,12 +103,9 @@ def _pointer(value):
 def run(graph, tensors, buffers, index):
     """Execute plan ``index`` of ``graph`` (None: the heuristics' choice) on the current
     stream with a workspace from the current device's pool."""
-    cudnn = availability.frontend()
     cupy = backend.get_array_module(*(b for b in buffers.values()
                                       if not isinstance(b, numpy.ndarray)))
-    device_id = cupy.cuda.Device().id
-    handle = _handle(cudnn, device_id)
-    cudnn.set_stream(handle=handle, stream=cupy.cuda.get_current_stream().ptr)
+    handle = current_handle(cupy)
     size = (graph.get_workspace_size() if index is None
             else graph.get_workspace_size_plan_at_index(index))
     workspace = cupy.empty((max(size, 1),), dtype=numpy.uint8)
