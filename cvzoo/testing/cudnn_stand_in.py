@@ -171,11 +171,13 @@ def make_module():
     return module
 
 
+_POOLING_MODES = {0: 'pooling_max', 1: 'pooling_average_include_padding',
+                  2: 'pooling_average_exclude_padding'}
+
+
 class _PoolingLibrary:
     """The twin of cvzoo.core.cudnn.pooling.CtypesPooling: NumPy pooling from pointers."""
 
-    MODES = {0: 'pooling_max', 1: 'pooling_average_include_padding',
-             2: 'pooling_average_exclude_padding'}
 
     def __init__(self, module):
         self.module = module
@@ -186,7 +188,7 @@ class _PoolingLibrary:
         from cvzoo.core.functions.pooling import average_pooling_2d, max_pooling_2d
 
         kh, kw, ph, pw, sh, sw = window
-        self.module.log.append({'event': 'execute', 'operation': self.MODES[mode],
+        self.module.log.append({'event': 'execute', 'operation': _POOLING_MODES[mode],
                                 'index': None, 'stream': self.module.streams.get(handle),
                                 'handle': handle, 'device': cupy.cuda.Device().id})
         x_view, y_view = (_view(p, _Tensor(0, list(d), list(s), _NAMES[numpy.dtype(t)]))

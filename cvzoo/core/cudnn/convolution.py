@@ -22,9 +22,9 @@ def _post_padding(in_size, out_size, ksize, stride, pad, dilate):
 
 
 def _geometry(in_size, out_size, ksize, stride, pad, dilate):
-    return dict(pre_padding=list(pad), post_padding=_post_padding(
-        in_size, out_size, ksize, stride, pad, dilate), stride=list(stride),
-        dilation=list(dilate))
+    post = _post_padding(in_size, out_size, ksize, stride, pad, dilate)
+    return {'pre_padding': list(pad), 'post_padding': post, 'stride': list(stride),
+            'dilation': list(dilate)}
 
 
 def _run(operation, inputs, output, geometry):

@@ -6,8 +6,7 @@ import pytest
 from cvzoo.core import using_config
 from cvzoo.core.functions.math.sum import sum as sum_
 from cvzoo.core.functions.normalization.batch_normalization import batch_normalization
-from cvzoo.core.functions.normalization.fixed_batch_normalization import (
-    fixed_batch_normalization)
+from cvzoo.core.functions.normalization.fixed_batch_normalization import fixed_batch_normalization
 from cvzoo.core.variable import Variable
 
 

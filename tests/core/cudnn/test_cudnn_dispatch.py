@@ -107,16 +107,16 @@ def test_without_the_frontend_auto_falls_back(no_cudnn, stand_in):
 
 def test_without_the_frontend_always_is_a_usage_error(no_cudnn, stand_in):
     x, W = _device_arrays(stand_in, (1, 2, 5, 5), (3, 2, 3, 3))
-    with using_config('use_cudnn', 'always'):
-        with pytest.raises(errors.UsageError, match=r"'use_cudnn' is 'always'.*convolution_2d"):
-            convolution_2d(x, W, pad=1)
+    with using_config('use_cudnn', 'always'), pytest.raises(
+            errors.UsageError, match=r"'use_cudnn' is 'always'.*convolution_2d"):
+        convolution_2d(x, W, pad=1)
 
 
 def test_an_unknown_mode_is_a_usage_error(fake_cudnn, stand_in):
     x, W = _device_arrays(stand_in, (1, 2, 5, 5), (3, 2, 3, 3))
-    with using_config('use_cudnn', True):
-        with pytest.raises(errors.UsageError, match=r"'use_cudnn' must be one of.*got True"):
-            convolution_2d(x, W, pad=1)
+    with using_config('use_cudnn', True), pytest.raises(
+            errors.UsageError, match=r"'use_cudnn' must be one of.*got True"):
+        convolution_2d(x, W, pad=1)
 
 
 def test_float64_takes_the_im2col_path(fake_cudnn, stand_in):
