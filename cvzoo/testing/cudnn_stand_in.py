@@ -11,7 +11,9 @@ pooling call of ``cvzoo.core.cudnn.pooling``. It proves the dispatch, not cuDNN'
   with the dims, strides and dtype each graph tensor declared, so a wrong descriptor gives
   wrong numbers, and a host array (no ``data.ptr``) cannot be passed at all;
 - the convolutions compute with cvzoo's NumPy path (``connection.correlation``), batch
-  normalisation with its closed forms, so results equal the im2col/CuPy path's;
+  normalisation with its closed forms, so results equal the im2col/CuPy path's; each
+  call is one stand-in device operation, which a stream capture records and a graph
+  launch reruns;
 - every built graph and every execution is appended to ``module.log`` (operation, plan
   index, workspace size and pointer, the handle's stream, the current device);
 - ``module.refuse`` (a predicate on an operation name and its tensors, None by default)
@@ -73,8 +75,13 @@ def _view(pointer, tensor):
         flat, tuple(tensor.dim), tuple(s * dtype.itemsize for s in tensor.stride))
 
 
-def _conv_args(attrs, image_size, out_size):
-    return out_size, attrs['stride'], attrs['pre_padding'], attrs['dilation']
+def _as_device_operation(what, compute, outputs):
+    """Run ``compute`` (which writes ``outputs``) as one stand-in device operation, so that
+    a stream capture records it and a graph launch reruns it, as CUDA captures cuDNN's
+    kernels."""
+    from cvzoo.testing import cupy_stand_in
+
+    cupy_stand_in._run(what, compute, writes=[v for v in outputs if v is not None])
 
 
 def _conv_fprop(attrs, image, weight):
@@ -193,13 +200,17 @@ class _PoolingLibrary:
                                 'handle': handle, 'device': cupy.cuda.Device().id})
         x_view, y_view = (_view(p, _Tensor(0, list(d), list(s), _NAMES[numpy.dtype(t)]))
                           for p, d, s, t in (x, y))
-        args = (numpy.array(x_view), (kh, kw), (sh, sw), (ph, pw))
-        if mode == 0:
-            result = max_pooling_2d.max_pooling_2d(*args, cover_all=False)
-        else:
-            result = average_pooling_2d.average_pooling_2d(
-                *args, pad_value=0 if mode == 1 else None)
-        y_view[...] = result.array
+
+        def compute():
+            args = (numpy.array(x_view), (kh, kw), (sh, sw), (ph, pw))
+            if mode == 0:
+                result = max_pooling_2d.max_pooling_2d(*args, cover_all=False)
+            else:
+                result = average_pooling_2d.average_pooling_2d(
+                    *args, pad_value=0 if mode == 1 else None)
+            y_view[...] = result.array
+
+        _as_device_operation(f'cudnn {_POOLING_MODES[mode]}', compute, [y_view])
 
 
 def _make_graph_class(module):
@@ -288,11 +299,20 @@ def _make_graph_class(module):
                                'workspace': workspace, 'workspace_size': size,
                                'stream': module.streams.get(handle), 'handle': handle,
                                'device': cupy.cuda.Device().id})
-            arrays = [_view(pointers[t.uid], t) for t in inputs.values()]
             attrs = dict(attrs, out_dim=outputs[0].dim)
-            results = _OPERATIONS[name][2](attrs, *arrays)
-            for tensor, result in zip(outputs, results):
-                if tensor.is_output:
-                    _view(pointers[tensor.uid], tensor)[...] = result
+            views = [_view(pointers[t.uid], t) if t.is_output else None for t in outputs]
+
+            # NOTE: values passed by value are read now, as a launch of the graph sees them
+            by_value = {t.uid: _view(pointers[t.uid], t).copy() for t in inputs.values()
+                        if t.by_value}
+
+            def compute():
+                arrays = [by_value[t.uid] if t.by_value else _view(pointers[t.uid], t)
+                          for t in inputs.values()]
+                for view, result in zip(views, _OPERATIONS[name][2](attrs, *arrays)):
+                    if view is not None:
+                        view[...] = result
+
+            _as_device_operation(f'cudnn {name}', compute, views)
 
     return pygraph

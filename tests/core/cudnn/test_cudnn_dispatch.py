@@ -234,3 +234,21 @@ def test_a_real_frontend_is_ignored_under_the_stand_in(stand_in, monkeypatch):
         assert convolution_2d(x, W, pad=1).shape == (1, 3, 5, 5)
     finally:
         availability.forget_frontend()
+
+
+def test_a_stream_capture_records_the_cudnn_call_and_a_launch_reruns_it(fake_cudnn, stand_in):
+    import cupy  # the stand-in
+
+    x, W = _device_arrays(stand_in, (1, 2, 5, 5), (3, 2, 3, 3))
+    expected = convolution_2d(x, W, pad=1).array.get()  # builds the plan outside the capture
+    stream = cupy.cuda.Stream()
+    with stream:
+        stream.begin_capture()
+        y = convolution_2d(x, W, pad=1).array
+        graph = stream.end_capture()
+    assert numpy.isnan(y.get()).all()  # nothing ran yet: garbage until the launch
+    graph.launch()
+    numpy.testing.assert_allclose(y.get(), expected, rtol=1e-6)
+    x[...] = 0
+    graph.launch()  # reruns on the new contents of x
+    assert not y.get().any()
