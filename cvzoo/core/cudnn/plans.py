@@ -186,7 +186,7 @@ def _fastest(graph, tensors, buffers, cupy):
         start.record()
         try:
             run(graph, tensors, buffers, index)
-        except RuntimeError:  # a plan that did not build
+        except (RuntimeError, ValueError):  # a plan that did not build
             continue
         end.record()
         end.synchronize()

@@ -252,3 +252,22 @@ def test_a_stream_capture_records_the_cudnn_call_and_a_launch_reruns_it(fake_cud
     x[...] = 0
     graph.launch()  # reruns on the new contents of x
     assert not y.get().any()
+
+
+def test_benchmark_skips_a_plan_that_fails_to_run(fake_cudnn, stand_in, monkeypatch):
+    pygraph = fake_cudnn.pygraph
+    original = pygraph.execute_plan_at_index
+
+    def fails_on_plan_0(self, pack, workspace, index, handle=None):
+        if index == 0:
+            raise RuntimeError('cudnn stand-in: plan 0 did not build')
+        return original(self, pack, workspace, index, handle=handle)
+
+    monkeypatch.setattr(pygraph, 'execute_plan_at_index', fails_on_plan_0)
+    x, W = _device_arrays(stand_in, (1, 2, 5, 5), (3, 2, 3, 3))
+    with using_config('cudnn_benchmark', True):
+        y = convolution_2d(x, W, pad=1).array
+    with using_config('use_cudnn', 'never'):
+        expected = convolution_2d(x, W, pad=1).array
+    numpy.testing.assert_allclose(y.get(), expected.get(), rtol=1e-6)
+    assert _executed(fake_cudnn)[-1]['index'] in (1, 2)
