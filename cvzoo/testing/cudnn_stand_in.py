@@ -11,7 +11,9 @@ pooling call of ``cvzoo.core.cudnn.pooling``. It proves the dispatch, not cuDNN'
   with the dims, strides and dtype each graph tensor declared, so a wrong descriptor gives
   wrong numbers, and a host array (no ``data.ptr``) cannot be passed at all;
 - the convolutions compute with cvzoo's NumPy path (``connection.correlation``), batch
-  normalisation with its closed forms, so results equal the im2col/CuPy path's; each
+  normalisation with its closed forms, so results equal the im2col/CuPy path's, except
+  that a float32 convolution whose graph did not deselect the TENSOR_CORE note reads its
+  operands rounded to TF32, as tensor cores do (``allow_tf32``); each
   call is one stand-in device operation, which a stream capture records and a graph
   launch reruns;
 - every built graph and every execution is appended to ``module.log`` (operation, plan
@@ -84,7 +86,18 @@ def _as_device_operation(what, compute, outputs):
     cupy_stand_in._run(what, compute, writes=[v for v in outputs if v is not None])
 
 
+def _tf32(attrs, *arrays):
+    """The arrays rounded to TensorFloat-32 (10-bit mantissa) when the engine may use it,
+    as tensor cores read float32 operands."""
+    if not attrs['tf32']:
+        return arrays
+    bits = [numpy.ascontiguousarray(a, numpy.float32).view(numpy.uint32) for a in arrays]
+    return tuple(((b + numpy.uint32(0x1000)) & numpy.uint32(0xFFFFE000)).view(numpy.float32)
+                 for b in bits)
+
+
 def _conv_fprop(attrs, image, weight):
+    image, weight = _tf32(attrs, image, weight)
     groups = image.shape[1] // weight.shape[1]
     out_size = attrs['out_dim'][2:]
     return correlation.correlate(image, weight, out_size, attrs['stride'],
@@ -92,6 +105,7 @@ def _conv_fprop(attrs, image, weight):
 
 
 def _conv_dgrad(attrs, loss, filter):  # noqa: A002 - the frontend's argument name
+    loss, filter = _tf32(attrs, loss, filter)  # noqa: A001
     in_size = attrs['out_dim'][2:]
     groups = attrs['out_dim'][1] // filter.shape[1]
     return correlation.correlate_transpose(loss, filter, in_size, attrs['stride'],
@@ -99,6 +113,7 @@ def _conv_dgrad(attrs, loss, filter):  # noqa: A002 - the frontend's argument na
 
 
 def _conv_wgrad(attrs, image, loss):
+    image, loss = _tf32(attrs, image, loss)
     ksize = attrs['out_dim'][2:]
     groups = image.shape[1] // attrs['out_dim'][1]
     return correlation.correlate_grad_weight(image, loss, ksize, attrs['stride'],
@@ -299,7 +314,9 @@ def _make_graph_class(module):
                                'workspace': workspace, 'workspace_size': size,
                                'stream': module.streams.get(handle), 'handle': handle,
                                'device': cupy.cuda.Device().id})
-            attrs = dict(attrs, out_dim=outputs[0].dim)
+            attrs = dict(attrs, out_dim=outputs[0].dim, tf32=(
+                name.startswith('conv') and self.io_data_type == 'FLOAT'
+                and 'TENSOR_CORE' not in self.deselected))
             views = [_view(pointers[t.uid], t) if t.is_output else None for t in outputs]
 
             # NOTE: values passed by value are read now, as a launch of the graph sees them

@@ -15,6 +15,13 @@ from cvzoo.core.functions.math.sum import sum as sum_
 from cvzoo.core.variable import Variable
 
 
+@pytest.fixture(autouse=True)
+def full_float32():
+    """Compare in float32: the fake engine rounds float32 operands to TF32 when allowed."""
+    with using_config('allow_tf32', False):
+        yield
+
+
 def _executed(module, operation=None):
     return [e for e in module.log if e['event'] == 'execute'
             and (operation is None or e['operation'] == operation)]
@@ -177,7 +184,8 @@ def test_benchmark_times_every_plan_once_per_key(fake_cudnn, stand_in):
 
 def test_deterministic_and_tf32_switches_deselect_engines(fake_cudnn, stand_in):
     x, W = _device_arrays(stand_in, (1, 2, 5, 5), (3, 2, 3, 3))
-    convolution_2d(x, W, pad=1)
+    with using_config('allow_tf32', True):
+        convolution_2d(x, W, pad=1)
     with using_config('cudnn_deterministic', True), using_config('allow_tf32', False):
         convolution_2d(x, W, pad=1)
     first, second = _built(fake_cudnn)
@@ -271,3 +279,17 @@ def test_benchmark_skips_a_plan_that_fails_to_run(fake_cudnn, stand_in, monkeypa
         expected = convolution_2d(x, W, pad=1).array
     numpy.testing.assert_allclose(y.get(), expected.get(), rtol=1e-6)
     assert _executed(fake_cudnn)[-1]['index'] in (1, 2)
+
+
+def test_allow_tf32_lets_float32_convolutions_round_to_tf32(fake_cudnn, stand_in):
+    x, W, b = _device_arrays(stand_in, (2, 4, 6, 6), (3, 4, 3, 3), (3,))
+    with using_config('use_cudnn', 'never'):
+        expected = _conv_and_grads(x, W, b, pad=1)
+    exact = _conv_and_grads(x, W, b, pad=1)
+    with using_config('allow_tf32', True):
+        tf32 = _conv_and_grads(x, W, b, pad=1)
+    for e, g, t in zip(expected[:3], exact, tf32):
+        numpy.testing.assert_allclose(g.get(), e.get(), rtol=1e-5, atol=1e-5)
+        assert not numpy.allclose(t.get(), e.get(), rtol=1e-5, atol=1e-5)
+        # within TF32's precision (2 ** -11) of the largest value, summed over the taps
+        assert numpy.abs(t.get() - e.get()).max() < 1e-2 * numpy.abs(e.get()).max()
