@@ -8,6 +8,11 @@ def pytest_addoption(parser):
         '--fake-cuda', action='store_true', default=False,
         help="run the GPU paths on cvzoo.testing.cupy_stand_in, a strict CPU stand-in for "
              "CuPy with two fake GPUs (cuda:0, cuda:1)")
+    parser.addoption(
+        '--fake-cudnn', action='store_true', default=False,
+        help="with --fake-cuda: also install cvzoo.testing.cudnn_stand_in as the 'cudnn' "
+             "frontend, so that convolutions and batch normalisation on the stand-in run "
+             "through cvzoo.core.cudnn (NumPy twins)")
 
 
 def pytest_configure(config):
@@ -15,6 +20,12 @@ def pytest_configure(config):
         from cvzoo.testing import cupy_stand_in
 
         cupy_stand_in.install(n_devices=2)
+    if config.getoption('--fake-cudnn'):
+        import sys
+
+        from cvzoo.testing import cudnn_stand_in
+
+        sys.modules['cudnn'] = cudnn_stand_in.make_module()
 
 
 def _record_skip(report):

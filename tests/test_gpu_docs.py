@@ -43,7 +43,7 @@ def test_every_story_has_an_example():
     assert list(SECTIONS) == [
         'One GPU', 'A model on a second GPU', 'Model parallelism: layers on different GPUs',
         'Data parallelism in one process', 'Your own kernel', 'Waiting for a GPU and timing it',
-        'Streams', 'Mixed precision', 'CUDA graphs']
+        'Streams', 'Mixed precision', 'CUDA graphs', 'cuDNN']
     text = DOC.read_text()
     assert '\nmpiexec -n 2 python scripts/train_ssd.py' in text
     assert '--communicator nccl' in text and 'tools/gpu_check.sh' in text

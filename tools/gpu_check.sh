@@ -62,10 +62,14 @@ try:
     import cupy
     print('CUDA runtime', cupy.cuda.runtime.runtimeGetVersion(),
           'devices', cupy.cuda.runtime.getDeviceCount())
-    from cupy.cuda import cudnn
-    print('cuDNN (CuPy)', cudnn.getVersion())
 except Exception as exc:  # noqa: BLE001
-    print('CuPy CUDA/cuDNN:', exc)
+    print('CuPy CUDA:', exc)
+try:
+    import cudnn
+    print('cudnn frontend', getattr(cudnn, '__version__', '?'), 'cuDNN',
+          cudnn.backend_version())
+except Exception as exc:  # noqa: BLE001
+    print('cudnn frontend not importable:', exc)
 EOF
 }
 
@@ -133,7 +137,7 @@ for path in tests/test_gpu_docs.py tests/core/test_devices.py tests/core/test_cu
     tests/models/test_models_on_devices.py tests/core tests/utils/test_nms.py tests/bench/test_bench_gpu.py; do
   if [ -e "$path" ]; then TESTS+=("$path"); else echo "   (no $path here)" >> "$SUMMARY"; fi
 done
-step tests 290 tests.log "$PYTHON" -m pytest -m 'gpu or not slow' -p no:cacheprovider -v -rs \
+step tests 250 tests.log "$PYTHON" -m pytest -m 'gpu or not slow' -p no:cacheprovider -v -rs \
   --durations=20 --junitxml="$OUT/tests.xml" "${TESTS[@]}"
 tail -n 1 "$OUT/tests.log" | sed 's/^/   tests: /' >> "$SUMMARY"
 
@@ -143,6 +147,16 @@ failed_rows="$(grep -c '| failed:' "$OUT/bench.md" 2>/dev/null)"
 if [ "${failed_rows:-0}" -gt 0 ]; then
   echo "   bench: $failed_rows workload(s) failed, see bench.md" | tee -a "$SUMMARY"
   FAILED+=("bench_rows")
+fi
+
+# cvzoo.core.cudnn against the im2col/CuPy path (outputs, gradients, running statistics
+# of each case) and a ResNet-50 batch-32 step with use_cudnn never vs auto; only where
+# the cuDNN frontend imports (pip install nvidia-cudnn-frontend nvidia-cudnn-cu12)
+if "$PYTHON" -c 'import cudnn' > /dev/null 2>&1; then
+  step cudnn 50 cudnn.log "$PYTHON" bench/bench_cudnn.py --require-cudnn --warmup 1 --runs 3 \
+    --out "$OUT/cudnn.md"
+else
+  echo "== cudnn: skipped, the cudnn frontend does not import" | tee -a "$SUMMARY"
 fi
 
 if [ "${#FAILED[@]}" -eq 0 ]; then

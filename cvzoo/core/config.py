@@ -3,7 +3,13 @@
 The fields are read as ``config.train``, ``config.enable_backprop``, ``config.debug``,
 ``config.type_check``, ``config.blas_threading`` ('cvzoo' or 'openblas', see
 ``cvzoo.core.gemm``) and ``config.autocast`` (the low-precision dtype that
-``cvzoo.core.autocast`` set, or None). Each thread sees the process-wide defaults until it
+``cvzoo.core.autocast`` set, or None), and the cuDNN switches read by ``cvzoo.core.cudnn``:
+``config.use_cudnn`` ('auto': cuDNN on CUDA arrays when its frontend imports, 'always':
+the same but a UsageError when it cannot, 'never': the im2col/CuPy path),
+``config.cudnn_benchmark`` (time every cuDNN plan once per shape key and keep the
+fastest), ``config.cudnn_deterministic`` (only plans without atomics) and
+``config.allow_tf32`` (cuDNN convolutions of float32 may use TF32 tensor cores; products
+never do). Each thread sees the process-wide defaults until it
 changes a field, and fields are changed only through the context managers below.
 
 >>> with using_config('train', False):
@@ -26,6 +32,12 @@ _DEFAULTS = {
     'blas_threading': 'cvzoo',
     # None, or the numpy dtype (float16, bfloat16) that mixed_precision.autocast set
     'autocast': None,
+    # cuDNN (cvzoo.core.cudnn): 'auto', 'always' or 'never'
+    'use_cudnn': 'auto',
+    'cudnn_benchmark': False,
+    'cudnn_deterministic': False,
+    # float32 convolutions on cuDNN may use TF32, as torch.backends.cudnn.allow_tf32
+    'allow_tf32': True,
 }
 
 

@@ -13,7 +13,7 @@ not declare with retain_inputs/retain_outputs.
 
 import numpy
 
-from cvzoo.core import backend, gradient_check
+from cvzoo.core import backend, gradient_check, using_config
 from cvzoo.core import variable as variable_module
 
 FORWARD_TOLERANCE = {
@@ -42,11 +42,15 @@ def check_forward(func, inputs, expected, dtype=numpy.float32, atol=None, rtol=N
         dtype: precision to check.
         atol, rtol: override the default tolerance of ``dtype``.
         device (str): where ``func`` runs; ``expected`` runs on the host.
+
+    cuDNN convolutions run without TF32 here (config ``allow_tf32``): float32 is checked
+    as float32.
     """
     arrays = _cast(_as_tuple(inputs), dtype)
     want = _as_tuple(expected(*arrays))
-    got = _as_tuple(func(*[variable_module.Variable(a, requires_grad=False)
-                           for a in _send(arrays, device)]))
+    with using_config('allow_tf32', False):  # float32 means float32, also on cuDNN
+        got = _as_tuple(func(*[variable_module.Variable(a, requires_grad=False)
+                               for a in _send(arrays, device)]))
     if len(got) != len(want):
         raise AssertionError(f'forward returned {len(got)} outputs, expected {len(want)}')
     tolerance = dict(FORWARD_TOLERANCE[numpy.dtype(dtype)])

@@ -1,7 +1,10 @@
 """deconvolution_2d: two-dimensional transposed convolution of NCHW images."""
 
+import numpy
+
 from cvzoo.core import function_node, mixed_precision
 from cvzoo.core import variable as variable_module
+from cvzoo.core.cudnn import convolution as cudnn_convolution
 from cvzoo.core.functions.connection import convolution_2d as convolution_2d_module
 from cvzoo.core.functions.connection import correlation
 from cvzoo.core.functions.connection import im2col
@@ -24,8 +27,10 @@ class Deconvolution2D(function_node.FunctionNode):
 
     def _transpose_correlate(self, inputs):
         x, W = inputs[:2]
-        y = correlation.correlate_transpose(
-            x, W, self.out_size, self.stride, self.pad, self.dilate, self.groups)
+        args = (self.out_size, self.stride, self.pad, self.dilate, self.groups)
+        y = None if x.__class__ is numpy.ndarray else (  # None off cuDNN
+            cudnn_convolution.correlate_transpose(x, W, *args))
+        y = correlation.correlate_transpose(x, W, *args) if y is None else y
         if len(inputs) == 3:
             y += inputs[2].reshape(1, -1, 1, 1)
         return y,

@@ -7,6 +7,7 @@ import numpy
 
 from cvzoo.core import backend, function_node, mixed_precision, parallel
 from cvzoo.core.config import config
+from cvzoo.core.cudnn import batch_normalization as cudnn_bn
 
 
 def reduction_axes(what, x, gamma, axis):
@@ -164,6 +165,13 @@ class BatchNormalization(function_node.FunctionNode):
     def forward(self, inputs):
         x, gamma, beta = inputs
         self.retain_inputs((0, 1))
+        done = None if x.__class__ is numpy.ndarray else cudnn_bn.forward_training(
+            x, gamma, beta, self.eps, self.axes, self.running_mean, self.running_var,
+            self.decay)  # None off cuDNN
+        if done is not None:
+            self.running_mean = self.running_var = None
+            y, self.mean, self.inv_std = done
+            return y,
         shape = param_shape(x.shape, self.axes)
         m = x.size // max(gamma.size, 1)
         xp = backend.get_array_module(x)
@@ -241,6 +249,10 @@ class _BatchNormalizationGrad(function_node.FunctionNode):
 
     def forward(self, inputs):
         x, gamma, gy = inputs
+        done = None if x.__class__ is numpy.ndarray else cudnn_bn.backward(
+            x, gamma, gy, self.mean, self.inv_std, self.axes)
+        if done is not None:  # None off cuDNN
+            return done
         xp = backend.get_array_module(x)
         m = x.dtype.type(x.size // max(gamma.size, 1))
         shape = param_shape(x.shape, self.axes)

@@ -3,6 +3,7 @@
 import numpy
 
 from cvzoo.core import backend, function_node, mixed_precision, parallel
+from cvzoo.core.cudnn import batch_normalization as cudnn_bn
 from cvzoo.core.functions.array import reshape
 from cvzoo.core.functions.math import sum as sum_module
 from cvzoo.core.functions.normalization import batch_normalization as bn_module
@@ -15,7 +16,8 @@ class FixedBatchNormalization(function_node.FunctionNode):
 
     def forward(self, inputs):
         self.retain_inputs((0, 1, 3, 4))
-        return normalize_array(*inputs, self.eps, self.axes),
+        y = cudnn_bn.forward_inference(*inputs, self.eps, self.axes)  # None off cuDNN
+        return (normalize_array(*inputs, self.eps, self.axes) if y is None else y),
 
     def backward(self, indexes, grad_outputs):
         x, gamma, mean, var = self.get_retained_inputs()

@@ -2,6 +2,7 @@
 
 from cvzoo.core import backend, function_node
 from cvzoo.core import variable as variable_module
+from cvzoo.core.cudnn import pooling as cudnn_pooling
 from cvzoo.core.functions.pooling import unpooling_2d, window_2d
 
 
@@ -23,6 +24,9 @@ class AveragePooling2D(function_node.FunctionNode):
         x, = inputs
         xp = backend.get_array_module(x)
         self.insize = x.shape[2:]
+        y = cudnn_pooling.average_pool(x, self.window, self.pad_value)  # None off cuDNN
+        if y is not None:
+            return y,
         outsize = self.window.outsize(self.insize)
         canvas = self.window.make_canvas(xp, x, outsize, 0)
         scale = _window_scale(xp, self.window, self.insize, outsize, self.pad_value, x.dtype)

@@ -3,6 +3,7 @@
 import numpy
 
 from cvzoo.core import backend, config, function_node, parallel
+from cvzoo.core.cudnn import pooling as cudnn_pooling
 from cvzoo.core.functions.pooling import upsampling_2d, window_2d
 
 
@@ -19,6 +20,9 @@ class MaxPooling2D(function_node.FunctionNode):
         xp = backend.get_array_module(x)
         self.insize = x.shape[2:]
         if xp is not numpy:
+            y = None if self.keep_indexes else cudnn_pooling.max_pool(x, self.window)
+            if y is not None:  # None off cuDNN; training needs the winners: CuPy
+                return y,
             result = self._pool(x)
             self.indexes = result[1] if self.keep_indexes else None
             return result[0],
