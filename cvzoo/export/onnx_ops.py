@@ -52,6 +52,12 @@ def _clip(builder, call):
     builder.node('Clip', [call.inputs[0]] + bounds, call.outputs)
 
 
+def _add_relu(builder, call):
+    """relu(a + b), the fused end of a ResNet bottleneck, as ONNX's Add then Relu."""
+    total, = builder.node('Add', call.inputs)
+    builder.node('Relu', [total], call.outputs)
+
+
 def _relu6(builder, call):
     bounds = [builder.constant(0, call.dtype), builder.constant(6, call.dtype)]
     builder.node('Clip', [call.inputs[0]] + bounds, call.outputs)
@@ -238,8 +244,8 @@ TRANSLATIONS = {
     'SquaredDifference': _squared_difference, 'Maximum': _simple('Max'),
     'Minimum': _simple('Min'), 'Clip': _clip,
     # activations
-    'ReLU': _simple('Relu'), 'LeakyReLU': _leaky_relu, 'Sigmoid': _simple('Sigmoid'),
-    'Tanh': _simple('Tanh'), 'ELU': _elu, 'PReLU': _prelu, 'ReLU6': _relu6,
+    'ReLU': _simple('Relu'), 'AddReLU': _add_relu, 'LeakyReLU': _leaky_relu,
+    'Sigmoid': _simple('Sigmoid'), 'Tanh': _simple('Tanh'), 'ELU': _elu, 'PReLU': _prelu, 'ReLU6': _relu6,
     'HardSigmoid': _simple('HardSigmoid', alpha=0.2, beta=0.5), '_NormalCdf': _normal_cdf,
     'Softmax': _softmax('Softmax'), 'LogSoftmax': _softmax('LogSoftmax'),
     # arrays
