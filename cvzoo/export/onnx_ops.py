@@ -245,7 +245,8 @@ TRANSLATIONS = {
     'Minimum': _simple('Min'), 'Clip': _clip,
     # activations
     'ReLU': _simple('Relu'), 'AddReLU': _add_relu, 'LeakyReLU': _leaky_relu,
-    'Sigmoid': _simple('Sigmoid'), 'Tanh': _simple('Tanh'), 'ELU': _elu, 'PReLU': _prelu, 'ReLU6': _relu6,
+    'Sigmoid': _simple('Sigmoid'), 'Tanh': _simple('Tanh'), 'ELU': _elu, 'PReLU': _prelu,
+    'ReLU6': _relu6,
     'HardSigmoid': _simple('HardSigmoid', alpha=0.2, beta=0.5), '_NormalCdf': _normal_cdf,
     'Softmax': _softmax('Softmax'), 'LogSoftmax': _softmax('LogSoftmax'),
     # arrays
