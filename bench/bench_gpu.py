@@ -7,6 +7,12 @@ and after each timed run; the table shows medians:
 - resnet50 train step: cvzoo ``get_model('resnet50')`` (random weights, 1000 classes)
   vs torchvision's ``resnet50``; batch 32 of 224x224 random images, softmax
   cross-entropy, MomentumSGD (lr 0.01, momentum 0.9): forward, backward and update;
+- resnet50_graphed: the same step replayed as one CUDA graph, cvzoo's
+  ``cvzoo.core.cuda_graph.GraphedUpdate`` (captured after its warm-up steps) vs PyTorch's
+  whole-step capture with ``torch.cuda.graph`` (static inputs, warmed up on a side
+  stream, ``optimizer.zero_grad(set_to_none=True)`` before the capture, as PyTorch's CUDA
+  graphs notes do); on the CPU the cvzoo step runs eagerly (graphs need a GPU) and
+  PyTorch is skipped;
 - ssd300 / ssd300_vgg16 predict: one 300x300 image, cvzoo's ``predict()`` (host image in,
   NumPy boxes out, 'visualize' preset) vs torchvision's ``ssd300_vgg16`` in eval mode
   with the same thresholds (host tensor in, boxes copied to the host);
@@ -36,11 +42,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
 import cvzoo.core.functions as F  # noqa: E402
-from cvzoo.core import backend  # noqa: E402
+from cvzoo.core import backend, cuda_graph  # noqa: E402
 from cvzoo.core.optimizers import MomentumSGD  # noqa: E402
 from cvzoo.models import get_model  # noqa: E402
 
-PARTS = ('resnet50', 'ssd300', 'ssd300_vgg16', 'yolov3')
+PARTS = ('resnet50', 'resnet50_graphed', 'ssd300', 'ssd300_vgg16', 'yolov3')
 DETECTOR_SIZES = {'ssd300': 300, 'ssd300_vgg16': 300, 'yolov3': 416}
 N_FG_CLASS = 20
 
@@ -93,7 +99,7 @@ def _torch_sync(torch, torch_device):
 
 # --- workloads: each builder returns {'cvzoo': run, 'torch': run or None, 'note': str} --
 
-def _resnet50(args, device, torch, torchvision):
+def _resnet50(args, device, torch, torchvision, graphed=False):
     rng = numpy.random.default_rng(0)
     x_host = rng.standard_normal((args.batch, 3, args.size, args.size)).astype(numpy.float32)
     t_host = rng.integers(0, 1000, args.batch).astype(numpy.int32)
@@ -104,26 +110,58 @@ def _resnet50(args, device, torch, torchvision):
     def loss_func(x, t):
         return F.softmax_cross_entropy(model(x), t)
 
-    def cvzoo_step():
-        optimizer.update(loss_func, x, t)
+    if graphed and device.kind == 'cuda':
+        update = cuda_graph.GraphedUpdate(optimizer, loss_func)
+        for _ in range(update.warmup + 1):  # the warm-up steps, then the capture
+            update(x, t)
 
-    workload = {'cvzoo': cvzoo_step, 'torch': None,
-                'note': f'batch {args.batch}, {args.size}x{args.size}, forward + backward '
-                        '+ MomentumSGD update'}
-    if torch is not None:
-        torch_device = _torch_device(torch, device)
-        net = torchvision.models.resnet50(weights=None).to(torch_device).train()
-        torch_optimizer = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
-        tx = torch.from_numpy(x_host).to(torch_device)
-        tt = torch.from_numpy(t_host.astype(numpy.int64)).to(torch_device)
+        def cvzoo_step():
+            update(x, t)
+    else:
+        def cvzoo_step():
+            optimizer.update(loss_func, x, t)
 
-        def torch_step():
-            torch_optimizer.zero_grad(set_to_none=True)
-            torch.nn.functional.cross_entropy(net(tx), tt).backward()
-            torch_optimizer.step()
-
-        workload['torch'] = torch_step
+    note = (f'batch {args.batch}, {args.size}x{args.size}, forward + backward + '
+            'MomentumSGD update')
+    if graphed and device.kind != 'cuda':
+        note += ', eager (CUDA graphs need a GPU)'
+    elif graphed:
+        note += (', one CUDA graph' if update.fallback_reason is None
+                 else f', eager: the capture was refused ({update.fallback_reason})')
+    workload = {'cvzoo': cvzoo_step, 'torch': None, 'note': note}
+    if torch is not None and (device.kind == 'cuda' or not graphed):
+        workload['torch'] = _torch_resnet50_step(torch, torchvision, device, x_host, t_host,
+                                                 graphed)
     return workload
+
+
+def _torch_resnet50_step(torch, torchvision, device, x_host, t_host, graphed):
+    """PyTorch's ResNet-50 step: eager, or captured whole with torch.cuda.graph."""
+    torch_device = _torch_device(torch, device)
+    net = torchvision.models.resnet50(weights=None).to(torch_device).train()
+    torch_optimizer = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    tx = torch.from_numpy(x_host).to(torch_device)
+    tt = torch.from_numpy(t_host.astype(numpy.int64)).to(torch_device)
+
+    def torch_step():
+        torch_optimizer.zero_grad(set_to_none=True)
+        torch.nn.functional.cross_entropy(net(tx), tt).backward()
+        torch_optimizer.step()
+
+    if not graphed:
+        return torch_step
+    side = torch.cuda.Stream(torch_device)
+    side.wait_stream(torch.cuda.current_stream(torch_device))
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            torch_step()
+    torch.cuda.current_stream(torch_device).wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    torch_optimizer.zero_grad(set_to_none=True)
+    with torch.cuda.graph(graph):
+        torch.nn.functional.cross_entropy(net(tx), tt).backward()
+        torch_optimizer.step()
+    return graph.replay
 
 
 def _detector(name, args, device, torch, torchvision):
@@ -244,8 +282,9 @@ def table_row(name, workload, times):
 
 def _run_part(name, args, device, torch, torchvision, syncs):
     try:
-        if name == 'resnet50':
-            workload = _resnet50(args, device, torch, torchvision)
+        if name in ('resnet50', 'resnet50_graphed'):
+            workload = _resnet50(args, device, torch, torchvision,
+                                 graphed=name == 'resnet50_graphed')
         else:
             workload = _detector(name, args, device, torch, torchvision)
         return table_row(name, workload, measure(workload, args, syncs))

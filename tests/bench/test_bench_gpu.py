@@ -21,11 +21,12 @@ def test_quick_run_on_the_cpu_writes_the_table(tmp_path, capsys):
     lines = load_bench('bench_gpu').main(['--device', 'cpu', '--quick', '--no-torch',
                                           '--out', str(out)])
     rows = _rows(lines)
-    assert list(rows) == ['resnet50', 'ssd300', 'ssd300_vgg16', 'yolov3']
+    assert list(rows) == ['resnet50', 'resnet50_graphed', 'ssd300', 'ssd300_vgg16', 'yolov3']
     for name, (cvzoo, torch, ratio, note) in rows.items():
         assert re.fullmatch(_TIME, cvzoo), (name, cvzoo)
         assert torch == ratio == '-'
     assert rows['resnet50'][3].startswith('batch 2, 32x32')
+    assert rows['resnet50_graphed'][3].endswith('eager (CUDA graphs need a GPU)')
     text = out.read_text()
     assert text == '\n'.join(lines)
     assert '- GPU: none (CPU' in text and '- PyTorch: skipped, not asked for' in text
@@ -38,7 +39,7 @@ def test_quick_run_on_the_cpu_writes_the_table(tmp_path, capsys):
 def test_a_failing_workload_shows_in_its_row(monkeypatch):
     module = load_bench('bench_gpu')
 
-    def broken(*args):
+    def broken(*args, **kwargs):
         raise RuntimeError('out of memory | on purpose')
 
     monkeypatch.setattr(module, '_resnet50', broken)
@@ -50,9 +51,11 @@ def test_a_failing_workload_shows_in_its_row(monkeypatch):
 def test_quick_run_on_the_stand_in_gpu(stand_in):
     with stand_in.count_syncs() as syncs:
         lines = load_bench('bench_gpu').main(['--device', 'cuda:0', '--quick', '--no-torch',
-                                              '--parts', 'resnet50'])
-    row = _rows(lines)['resnet50']
-    assert re.fullmatch(_TIME, row[0]), row
+                                              '--parts', 'resnet50', 'resnet50_graphed'])
+    rows = _rows(lines)
+    for row in rows.values():
+        assert re.fullmatch(_TIME, row[0]), row
+    assert rows['resnet50_graphed'][3].endswith('one CUDA graph')
     assert any(kind == 'synchronize' for kind, _ in syncs)  # the timed region is synced
     assert '- GPU: unknown; device cuda:0; CuPy' in '\n'.join(lines)
 
