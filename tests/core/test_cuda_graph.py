@@ -98,11 +98,18 @@ def _assert_same(graphed, eager):
     assert graphed.losses == eager.losses
 
 
+def _run_eager_and_graphed(tmp_path, make_predictor, n_iter, make_optimizer=None):
+    """(graphed, eager) trainers, each run for ``n_iter`` iterations on a fresh model."""
+    runs = {}
+    for name, cuda_graph in (('eager', False), ('graphed', True)):
+        runs[name] = _trainer(tmp_path / name, make_predictor(), cuda_graph, n_iter,
+                              make_optimizer)
+        runs[name].run()
+    return runs['graphed'], runs['eager']
+
+
 def test_graphed_training_equals_eager_bit_for_bit_with_a_schedule(gpu, tmp_path):
-    eager = _trainer(tmp_path / 'eager', _small_cnn(), False, 8)
-    eager.run()
-    graphed = _trainer(tmp_path / 'graphed', _small_cnn(), True, 8)
-    graphed.run()
+    graphed, eager = _run_eager_and_graphed(tmp_path, _small_cnn, 8)
     updater = graphed.updater
     assert updater.graphed_update.captured and updater.graphed_update.fallback_reason is None
     assert graphed.updater.get_optimizer('main').t == 8
@@ -112,10 +119,7 @@ def test_graphed_training_equals_eager_bit_for_bit_with_a_schedule(gpu, tmp_path
 
 
 def test_dropout_draws_a_new_mask_on_each_replay_as_eager_does(gpu, tmp_path):
-    eager = _trainer(tmp_path / 'eager', _DropoutNet(), False, 7)
-    eager.run()
-    graphed = _trainer(tmp_path / 'graphed', _DropoutNet(), True, 7)
-    graphed.run()
+    graphed, eager = _run_eager_and_graphed(tmp_path, _DropoutNet, 7)
     assert graphed.updater.graphed_update.captured
     _assert_same(graphed, eager)
     # with the generator seeded differently the same replays give other losses
@@ -126,10 +130,7 @@ def test_dropout_draws_a_new_mask_on_each_replay_as_eager_does(gpu, tmp_path):
 
 
 def test_adam_bias_correction_and_schedule_reach_the_replays(gpu, tmp_path):
-    eager = _trainer(tmp_path / 'eager', _small_cnn(), False, 7, optimizers.Adam)
-    eager.run()
-    graphed = _trainer(tmp_path / 'graphed', _small_cnn(), True, 7, optimizers.Adam)
-    graphed.run()
+    graphed, eager = _run_eager_and_graphed(tmp_path, _small_cnn, 7, optimizers.Adam)
     assert graphed.updater.graphed_update.captured
     a, b = _state(graphed), _state(eager)
     for key in a:
