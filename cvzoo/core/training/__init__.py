@@ -23,6 +23,7 @@ from cvzoo.core.training.extension import (
     Extension,
     make_extension,
 )
+from cvzoo.core.training.recipe import TrainingRecipe
 from cvzoo.core.training.reporter import DictSummary, Reporter, Summary, report
 from cvzoo.core.training.trainer import Trainer
 from cvzoo.core.training.triggers import IntervalTrigger, get_trigger
@@ -31,6 +32,7 @@ from cvzoo.core.training.updaters import ParallelUpdater, StandardUpdater
 __all__ = [
     'PRIORITY_EDITOR', 'PRIORITY_READER', 'PRIORITY_WRITER', 'DictSummary', 'Extension',
     'IntervalTrigger', 'ParallelUpdater', 'Reporter', 'StandardUpdater', 'Summary', 'Trainer',
+    'TrainingRecipe',
     'concat_examples', 'extensions', 'get_trigger', 'iterators', 'make_extension', 'report',
     'triggers', 'updaters',
 ]
