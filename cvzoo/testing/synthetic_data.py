@@ -16,11 +16,9 @@ validation split out the way annotation tools export them; :func:`make_dataset` 
 and writes in one call. A small model trained a few minutes on 200 such images of 64 px
 reaches well above chance on each task.
 
->>> import tempfile
->>> from cvzoo.datasets.formats import detect_format
->>> folder = make_dataset('yolo', tempfile.mkdtemp(), n_train=4, n_val=2, size=32)
->>> detect_format(folder)
-'yolo'
+>>> scene = shape_scenes(1, size=32, seed=0)[0]
+>>> scene.img.shape, scene.mask.shape[1:], scene.point.shape[1:]
+((32, 32, 3), (32, 32), (5, 2))
 """
 
 import dataclasses
@@ -431,7 +429,7 @@ def write_segmentation_folders(out, train, val=None, label_names=REGION_NAMES):
     return out
 
 
-# format -> (generator of n examples, writer, the writer's keyword arguments, overlap)
+# format -> (generator of n examples, writer, the writer's keyword arguments)
 _MAKERS = {
     'class_folders': (texture_images, write_class_folders, {}),
     'voc': (shape_scenes, write_voc, {}),
@@ -441,6 +439,18 @@ _MAKERS = {
     'coco_instances': (shape_scenes, write_coco, {'kind': 'instances'}),
     'coco_keypoints': (shape_scenes, write_coco, {'kind': 'keypoints'}),
 }
+
+
+def examples_for(format, n, size=64, seed=0):
+    """The ``n`` in-memory examples :func:`make_dataset` writes in ``format``: ShapeScene
+    (shapes may cover each other in the detection formats, not where masks or keypoints
+    are written), ``(img, label)`` regions or textures."""
+    if format not in _MAKERS:
+        raise errors.UsageError(f'format: expected one of {tuple(_MAKERS)}, got {format!r}')
+    generate = _MAKERS[format][0]
+    if generate is shape_scenes:
+        return generate(n, size, seed, overlap=format in ('voc', 'coco', 'yolo'))
+    return generate(n, size, seed)
 
 
 def make_dataset(format, out, n_train, n_val=0, size=64, seed=0, **options):
@@ -455,16 +465,10 @@ def make_dataset(format, out, n_train, n_val=0, size=64, seed=0, **options):
         seed (int): the same seed writes the same data.
         options: passed to the writer (e.g. ``masks='rle'`` for 'coco_instances').
 
-    The train and validation images are drawn from one stream, train first. Shapes may
-    cover each other in the detection formats; for masks and keypoints they do not.
+    The examples are :func:`examples_for` ``(format, n_train + n_val, size, seed)``, the
+    first ``n_train`` for training.
     """
-    if format not in _MAKERS:
-        raise errors.UsageError(f'format: expected one of {tuple(_MAKERS)}, got {format!r}')
-    generate, write, kwargs = _MAKERS[format]
-    if generate is shape_scenes:
-        examples = generate(n_train + n_val, size, seed,
-                            overlap=format in ('voc', 'coco', 'yolo'))
-    else:
-        examples = generate(n_train + n_val, size, seed)
+    examples = examples_for(format, n_train + n_val, size, seed)
+    _, write, kwargs = _MAKERS[format]
     val = examples[n_train:] if n_val else None
     return write(out, examples[:n_train], val, **kwargs, **options)

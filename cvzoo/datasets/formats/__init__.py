@@ -1,8 +1,8 @@
 """A user's data on disk, in the formats annotation tools export, read for training.
 
 >>> from cvzoo.datasets.formats import detect_format, load_training_data, FORMATS
->>> FORMATS
-('class_folders', 'voc', 'coco', 'yolo', 'segmentation_folders', 'coco_instances', 'coco_keypoints')
+>>> FORMATS[:4]
+('class_folders', 'voc', 'coco', 'yolo')
 
 ``detect_format(path, task=None)`` tells the format; ``load_training_data(path, ...)``
 returns the training and validation sets in the task's target layout with the class

@@ -41,12 +41,17 @@ def matches(root):
     return f'{len(classes)} folders of images'
 
 
-def read(root, label_names=None):
-    """Splits of a folder per class, or of its train/ and val/ folders."""
+def read(root, training=True):
+    """Splits of a folder per class, or of its train/ and val/ folders.
+
+    Raises:
+        cvzoo.errors.UsageError: (``training``) fewer than two classes hold images.
+    """
     root = pathlib.Path(root)
     folders = split_folders(root)
     train_root, val_root = folders if folders else (root, None)
     train = DirectoryParsingLabelDataset(train_root)
-    check_class_folders(train, train_root)
+    if training:
+        check_class_folders(train, train_root)
     val = DirectoryParsingLabelDataset(val_root) if val_root is not None else None
     return Splits(train, val, train.label_names)

@@ -42,10 +42,10 @@ class TrainingData:
     point_names: tuple | None = None
 
 
-def _read(path, format, task):
-    """The :class:`Splits` of ``path`` read as ``format``."""
+def _read(path, format, task, training=True):
+    """The :class:`Splits` of ``path`` read as ``format`` (for training, or validation)."""
     if format == 'class_folders':
-        return class_folders.read(path)
+        return class_folders.read(path, training)
     if format == 'voc':
         return voc_folder.read(path)
     if format == 'yolo':
@@ -93,13 +93,13 @@ def _check_format(format):
                                 f'got {format!r}')
 
 
-def _validation(val, format, task, label_names):
+def _validation(val, format, detect, task, label_names):
     """The validation set at ``val``: its own validation split, else all of it."""
-    val_format = format_detection.detect_format(val, task) if format == 'auto' else format
+    val_format = format_detection.detect_format(val, task) if detect else format
     if val_format != format:
         raise errors.UsageError(f'val: {val} holds {val_format} data; expected {format} '
                                 f'as the training data')
-    splits = _read(val, format, task)
+    splits = _read(val, format, task, training=False)
     dataset = splits.val if splits.val is not None else splits.train
     return _on_train_labels(dataset, splits.label_names, label_names, task, val)
 
@@ -135,7 +135,8 @@ def load_training_data(path, task=None, format='auto', val=None, val_fraction=0.
     _check_format(format)
     format_detection.check_task(task)
     _check_fraction(val_fraction)
-    if format == 'auto':
+    detect = format == 'auto'
+    if detect:
         format = format_detection.detect_format(path, task)
     elif not pathlib.Path(path).exists():
         raise errors.MissingFileError(f'data: {path} does not exist')
@@ -145,7 +146,7 @@ def load_training_data(path, task=None, format='auto', val=None, val_fraction=0.
         raise errors.UsageError(f'data: {path} holds no training examples ({format})')
     train, val_dataset = splits.train, splits.val
     if val is not None:
-        val_dataset = _validation(val, format, task, splits.label_names)
+        val_dataset = _validation(val, format, detect, task, splits.label_names)
     elif val_dataset is not None:
         val_dataset = _on_train_labels(val_dataset, val_dataset.label_names, splits.label_names,
                                        task, path)
