@@ -13,11 +13,15 @@ YAML_NAMES = ('data.yaml', 'data.yml')
 
 
 def yaml_in(path):
-    """The data.yaml of ``path`` (the file itself, or the folder's), or None."""
+    """The data.yaml of ``path``: the file itself, or the folder's data.yaml (else its
+    only .yaml file, as Ultralytics names them after the dataset), or None."""
     path = pathlib.Path(path)
     if path.is_file():
         return path if path.suffix in ('.yaml', '.yml') else None
     found = [path / name for name in YAML_NAMES if (path / name).is_file()]
+    if not found and path.is_dir():
+        found = sorted(path.glob('*.yaml')) + sorted(path.glob('*.yml'))
+        found = found if len(found) == 1 else []
     return found[0] if found else None
 
 
