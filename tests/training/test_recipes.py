@@ -82,3 +82,13 @@ def test_unknown_keys_are_named():
     model = build_small_model('segnet_basic')[1]
     with pytest.raises(errors.UsageError, match="unknown key 'flip'"):
         model.training_recipe(flip=False)
+
+
+def test_pspnet_crops_at_its_own_scale():
+    model = build_small_model('pspnet_resnet50')[1]  # input_size (64, 64)
+    img, label = synthetic_examples('semantic_segmentation', 3, n=1, size=(80, 90))[0]
+    x, out_label = model.training_recipe(augment=False).transform((img, label))
+    numpy.testing.assert_array_equal(x, model.prepare(img)[:, 8:72, 13:77])
+    numpy.testing.assert_array_equal(out_label, label[8:72, 13:77])
+    x, out_label = model.training_recipe().transform((img, label))
+    assert x.shape == (3, 64, 64) and out_label.shape == (64, 64)
