@@ -26,7 +26,7 @@ from cvzoo.core.training import updaters
 from cvzoo.core.training.extensions import (Evaluator, FailOnNonNumber, LogReport, PlotReport,
                                             PrintReport, ProgressBar, observe_value, snapshot)
 from cvzoo.datasets.transform_dataset import TransformDataset
-from cvzoo.models.trained_model import save_trained_model
+from cvzoo.models.weights.trained_model import save_trained_model
 from cvzoo.training import evaluation, schedule
 
 AUTOCAST_DTYPES = ('bfloat16', 'float16')
