@@ -193,6 +193,16 @@ def test_wrong_arguments_are_named(kwargs, named, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize('name, label_names', [('small_cnn', ('a', 'b')),
+                                               ('segnet_basic', ('a', 'b', 'c', 'd'))])
+def test_label_names_of_another_class_count_are_refused(name, label_names, tmp_path):
+    task, model = build_small_model(name)  # 3 classes
+    with pytest.raises(errors.UsageError, match=f'label_names: {len(label_names)} names for a '
+                       f'{type(model).__name__} of 3 classes'):
+        train(model, synthetic_examples(task, 2), task, label_names, out=str(tmp_path))
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_unknown_task_is_named(tmp_path):
     with pytest.raises(errors.UsageError, match="task: expected one of .* got 'depth'"):
         train(_small_cnn(), _examples(), 'depth', LABELS, out=str(tmp_path))
