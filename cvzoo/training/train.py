@@ -143,10 +143,9 @@ def train(model, train_dataset, task, label_names, out='result', val_dataset=Non
     trainer.extend(FailOnNonNumber(keys=('main/loss',), check_params=False))
     validation = None
     if val_dataset is not None:
+        every = evaluate_every or _share(n_iteration, EVALUATIONS_PER_RUN)
         validation = _add_evaluation(trainer, task, model, val_dataset, label_names, comm,
-                                     _every(evaluate_every or _share(n_iteration,
-                                                                     EVALUATIONS_PER_RUN),
-                                            n_iteration))
+                                     _every(every, n_iteration))
     _keep_transform_state(trainer, recipe.transform)
     if rank == 0:
         _add_reports(trainer, recipe, task, optimizer, n_iteration, validation is not None,
@@ -230,7 +229,7 @@ def _recipe_of(model, seed):
     declare = getattr(model, 'training_recipe', None)
     if declare is None:
         raise errors.UsageError(f'model: {type(model).__name__} declares no training_recipe(); '
-                                'pass recipe= or add one to its family (docs/add_a_model.md)')
+                                "pass recipe= or declare one on its family's base class")
     return declare(seed=seed)
 
 
