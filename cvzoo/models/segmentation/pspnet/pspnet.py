@@ -84,6 +84,12 @@ class PSPNet(segmentation_model.SegmentationModel):
         self.preset = dataclasses.replace(self.preset or presets.preset(self.input_size),
                                           size=self.input_size)
 
+    def training_recipe(self, **hyper):
+        """How PSPNet trains (see :mod:`cvzoo.models.segmentation.pspnet.training_recipe`)."""
+        from cvzoo.models.segmentation.pspnet import training_recipe
+
+        return training_recipe.pspnet_recipe(self, **hyper)
+
     def reset_head(self, n_class):
         """Re-make ``head_conv2`` for ``n_class`` classes (random weights)."""
         if not isinstance(n_class, int) or n_class < 1:
@@ -157,6 +163,12 @@ class PSPNet(segmentation_model.SegmentationModel):
                                               batchsize=batchsize)
         return sliding_window.contain_scores(self._probabilities, x, self.input_size,
                                              self.device, flip=self.flip)
+
+    def prepare(self, img):
+        """Standardise one (3, H, W) RGB image and put its channels in the network's order,
+        at its own size: PSPNet sees images at their own scale, in windows of
+        ``input_size`` (:meth:`scores`)."""
+        return numpy.ascontiguousarray(self._standardize(img), numpy.float32)
 
     def _standardize(self, img):
         mean = numpy.asarray(self.preset.mean, numpy.float32)[:, None, None]
