@@ -21,9 +21,8 @@ import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import backend
 from cvzoo.core.training import reporter
-from cvzoo.models.detection import box_coding, detector
+from cvzoo.models.detection import anchor_matching, box_coding, detector
 from cvzoo.models.detection.faster_rcnn import anchor_target_creator, torchvision_fpn
-from cvzoo.models.detection.retinanet import anchor_matching
 
 
 def _balanced_sample(xp, label, n_sample, pos_fraction):
