@@ -7,9 +7,9 @@ import pytest
 
 from cvzoo.core.training.convert import images_and_target_lists
 from cvzoo.models.detection.darknet.augmentation import YOLOTransform
-
 from tests.helpers import scripts, train_runs
-from tests.helpers.darknet_cfgs import TINY_BODY, TINY_YOLO_CFG as TINY_CFG
+from tests.helpers.darknet_cfgs import TINY_BODY
+from tests.helpers.darknet_cfgs import TINY_YOLO_CFG as TINY_CFG
 
 
 @pytest.fixture(scope='module')

@@ -37,7 +37,7 @@ class YOLOTrainChain(L.Chain):
             x (array): (B, 3, H, W) float32 network inputs (``model.prepare`` output,
                 or augmented images at ``model.insize``), values in [0, 1].
             bboxes (list of array): per image (R, 4) float (x_min, y_min, x_max, y_max)
-                in pixels of ``x``, in the model's ``box_convention`` (``YOLOTransform``
+                in pixels of ``x``, in the model's box convention (``YOLOTransform``
                 gives them so; the chain takes them as they are).
             labels (list of array): per image (R,) int32 class ids.
 

@@ -34,7 +34,7 @@ def darknet_training_recipe(model, **hyper):
     """The :class:`~cvzoo.core.training.recipe.TrainingRecipe` of a DarknetDetector.
 
     Args:
-        model (DarknetDetector): the detector (its ``insize`` and ``box_convention``).
+        model (DarknetDetector): the detector (its input size and box convention).
         **hyper: ``seed``, ``augment``, ``jitter``, ``min_size`` (see the module
             docstring).
 

@@ -50,9 +50,9 @@ class RetinaNetTrainChain(L.Chain):
             imgs (array): (B, 3, H, W) float32 prepared images (``model.prepare`` each,
                 ``model.pad_batch``), on the model's device.
             bboxes (list of array): per image (R_i, 4) float32 boxes in ``imgs``' pixels
-                (x_min, y_min, x_max, y_max); R_i may be 0; in the model's
-                ``box_convention`` (as ``ResizeFlipTransform`` gives them; the chain takes
-                them as they are).
+                (x_min, y_min, x_max, y_max); R_i may be 0; in the model's box
+                convention (as ``ResizeFlipTransform`` gives them; the chain takes them as
+                they are).
             labels (list of array): per image (R_i,) int32 labels in [0, n_fg_class).
 
         Returns:
@@ -85,8 +85,8 @@ class RetinaNetTrainChain(L.Chain):
 
         The anchors are matched on the host, after one transfer of the anchors and
         boxes (the sizes of what they give depend on the data); the targets go back to
-        the device once made. The boxes are taken as they are, in the model's
-        ``box_convention``.
+        the device once made. The boxes are taken as they are, in the model's box
+        convention.
 
         Returns:
             tuple: ``gt_label`` (B, K, n_fg_class) int32 (1, 0, -1 ignored), ``fg_index``

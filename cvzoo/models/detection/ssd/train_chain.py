@@ -40,7 +40,7 @@ class SSDTrainChain(L.Chain):
         Args:
             imgs (array): (B, 3, insize, insize) float32, prepared (mean subtracted).
             gt_mb_locs (array): (B, K, 4) float32 targets from MultiboxCoder.encode of
-                boxes in the model's ``box_convention``, as ``SSDTransform`` makes them
+                boxes in the model's box convention, as ``SSDTransform`` makes them
                 (the chain takes them as they are).
             gt_mb_labels (array): (B, K) int32 targets, 0 for background.
 
