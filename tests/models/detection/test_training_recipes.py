@@ -19,6 +19,16 @@ from cvzoo.core import backend
 from cvzoo.models import list_models, model_info
 
 DETECTORS = [name for name in list_models() if model_info(name)['task'] == 'detection']
+# NOTE: large fixed inputs or a second depth of a family trained by a faster member by
+# default: SSD300/512 (ssd_tiny runs SSD's code), YOLOv2/v3 (yolov2_tiny, Yolo-Fastest),
+# ResNet-101 FPN, torchvision's v2 FPN (v1).
+SLOW_TO_TRAIN = ('ssd300', 'ssd512', 'ssd300_vgg16', 'yolov2', 'yolov3',
+                 'faster_rcnn_fpn_resnet101', 'fasterrcnn_resnet50_fpn_v2')
+TRAINED = [pytest.param(name, marks=pytest.mark.slow) if name in SLOW_TO_TRAIN else name
+           for name in DETECTORS]
+# fewer sampled RoIs, as the device tests take
+SMALL_HYPER = {'fasterrcnn_resnet50_fpn': {'roi_n_sample': 64},
+               'fasterrcnn_resnet50_fpn_v2': {'roi_n_sample': 64}}
 IMAGE_SIZES = ((40, 56), (48, 40), (36, 52))
 
 
@@ -75,17 +85,17 @@ def _check_training(recipe, device):
                    for param in recipe.train_chain.params())
 
 
-@pytest.mark.parametrize('name', DETECTORS)
+@pytest.mark.parametrize('name', TRAINED)
 def test_two_updates_on_the_cpu(name, build_small_model):
     _, model = build_small_model(name)
-    _check_training(model.training_recipe(seed=1), 'cpu')
+    _check_training(model.training_recipe(seed=1, **SMALL_HYPER.get(name, {})), 'cpu')
 
 
-@pytest.mark.parametrize('name', DETECTORS)
+@pytest.mark.parametrize('name', TRAINED)
 def test_two_updates_on_the_second_gpu(name, build_small_model, two_gpus):
     _, model = build_small_model(name)
     two_gpus[0].use()
-    _check_training(model.training_recipe(seed=1), 'cuda:1')
+    _check_training(model.training_recipe(seed=1, **SMALL_HYPER.get(name, {})), 'cuda:1')
 
 
 @pytest.mark.parametrize('name', DETECTORS)
@@ -133,12 +143,12 @@ def test_inclusive_boxes_end_one_input_pixel_earlier(name, build_small_model):
     numpy.testing.assert_allclose(inclusive, continuous - [0, 0, 1, 1], rtol=0, atol=1e-5)
 
 
-@pytest.mark.parametrize('name', DETECTORS)
+@pytest.mark.parametrize('name', TRAINED)
 def test_train_chain_takes_the_boxes_as_they_are(name, build_small_model):
     """The chain does not convert again: the same batch gives the same loss whatever the
     model's box convention."""
     _, model = build_small_model(name)
-    recipe = model.training_recipe(augment=False)
+    recipe = model.training_recipe(augment=False, **SMALL_HYPER.get(name, {}))
     arguments = recipe.converter([recipe.transform(example) for example in _examples(2)],
                                  'cpu')
     losses = []

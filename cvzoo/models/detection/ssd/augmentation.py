@@ -9,8 +9,9 @@ augmentation" and section 3.6, in the order of ChainerCV's ``train.py`` Transfor
    leaves the crop are dropped;
 4. resize to the network input with a randomly chosen interpolation;
 5. random horizontal flip;
-6. mean subtraction, the model's box convention and the encoding of the boxes to
-   per-anchor targets, once, here: the train chain takes them as they are.
+6. mean subtraction and the encoding of the boxes to per-anchor targets (matched to the
+   continuous boxes, regressing to the boxes in the model's box convention), once,
+   here: the train chain takes them as they are.
 """
 
 import copy

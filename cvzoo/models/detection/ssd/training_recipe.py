@@ -15,10 +15,12 @@ Two references, chosen by the model's ``training_reference``:
 
 Both augment as the paper does (:class:`~cvzoo.models.detection.ssd.augmentation.SSDTransform`:
 colour distortion, zoom-out, constrained crop, resize, flip), and the transform encodes
-the boxes to per-anchor targets in the model's box convention; ``SSDTrainChain`` takes
-them as they are. Hyper-parameters: ``seed`` (0) and ``augment`` (True), as every
-recipe; ``alpha`` (1) and ``k`` (3), the localisation weight and hard negatives per
-positive of the loss; ``max_expand_ratio`` (4), the largest zoom-out.
+the per-anchor targets once, regressing to the boxes in the model's box convention (the
+anchors are matched to the continuous boxes); ``SSDTrainChain`` takes them as they are.
+
+Hyper-parameters: ``seed`` (0) and ``augment`` (True), as every recipe; ``alpha`` (1)
+and ``k`` (3), the localisation weight and hard negatives per positive of the loss;
+``max_expand_ratio`` (4), the largest zoom-out.
 """
 
 import fractions
