@@ -26,7 +26,8 @@ or new parameter arrays instead of in-place updates) raises
 :class:`cvzoo.errors.GraphCaptureError` naming the operation and its call site;
 ``GraphedUpdate`` then warns once, puts back the arrays of before, and goes on eagerly. A batch whose shapes or dtypes differ
 from the captured one (a shorter last batch) runs eagerly; parameters or optimizer state
-replaced by new arrays (a snapshot loaded) make it capture again.
+replaced by new arrays (a snapshot loaded) make it run one step eagerly and capture again
+at the next.
 """
 
 import numbers
@@ -176,7 +177,10 @@ class GraphedUpdate:
         if self.fallback_reason is not None or self._calls <= self.warmup:
             return self.optimizer.update(self.loss_func, *inputs, **kw_inputs)
         if self._graph is not None and self._graph.stale():
+            # one eager step first: it puts the new arrays in place (the optimizer's
+            # multi-tensor update views them from its flat buffers again)
             self._graph = None
+            return self.optimizer.update(self.loss_func, *inputs, **kw_inputs)
         if self._graph is None:
             try:
                 self._graph = _CapturedStep(self.optimizer, self.loss_func, inputs, kw_inputs)
