@@ -1,14 +1,13 @@
 """predict(..., cuda_graph=True) and predict(..., dtype=...) of a classifier, a semantic
 segmenter and the one-stage detectors (SSD, YOLO): graphed answers equal eager ones bit for
 bit on the CuPy stand-in, one graph per input shape; low-precision answers are float32 and
-close to float32 ones; what cannot be is a UsageError naming the argument."""
+close to float32 ones (options it cannot take: tests/faults/test_predict_options.py)."""
 
 import warnings
 
 import numpy
 import pytest
 
-from cvzoo import errors
 from cvzoo.core import backend
 from cvzoo.models.common import network_runtime
 from cvzoo.testing.small_models import build_small_model
@@ -142,33 +141,3 @@ def test_graphed_low_precision_predict_equals_eager_low_precision(stand_in):
     images = _images([(40, 48)] * 2)
     _assert_same(model.predict(images, cuda_graph=True, dtype='float16'),
                  model.predict(images, dtype='float16'))
-
-
-def test_cuda_graph_on_the_cpu_is_a_usage_error():
-    model = _model('small_cnn', 'cpu')
-    with pytest.raises(errors.UsageError, match=r"cuda_graph=True: .* is on cpu.*to_device"):
-        model.predict(_images([(32, 32)]), cuda_graph=True)
-
-
-@pytest.mark.parametrize('kwargs, match', [
-    ({'dtype': 'int8'}, r"dtype: expected one of \('float32', 'bfloat16', 'float16'\), got"),
-    ({'dtype': numpy.float16}, 'dtype: expected one of'),
-    ({'cuda_graph': 'yes'}, "cuda_graph: expected True or False, got 'yes'"),
-])
-def test_wrong_options_name_the_argument(kwargs, match):
-    model = _model('small_cnn', 'cpu')
-    with pytest.raises(errors.UsageError, match=match):
-        model.predict(_images([(32, 32)]), **kwargs)
-
-
-def test_options_a_network_cannot_take_are_refused():
-    pytest.importorskip('onnxruntime')
-    model = _model('small_cnn', 'cpu')
-    with pytest.raises(errors.UsageError, match="dtype='float16': only with runtime='cvzoo'"):
-        model.predict(_images([(32, 32)]), runtime='onnxruntime', dtype='float16')
-
-
-def test_a_detector_that_feeds_its_network_more_than_the_batch_refuses_them():
-    model = build_small_model('faster_rcnn_vgg16')[1]
-    with pytest.raises(errors.UsageError, match=r"dtype='bfloat16': FasterRCNNVGG16 runs"):
-        network_runtime.check_options(model, dtype='bfloat16')
