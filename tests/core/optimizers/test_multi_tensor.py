@@ -242,3 +242,16 @@ def test_the_update_of_many_parameters_is_a_few_kernels(stand_in):
     # the gather, the decay (a product and a sum) and the fused update; per parameter it
     # was three per parameter (12)
     assert sum(kinds.values()) == 4, kinds
+
+
+@pytest.mark.parametrize('name', ['momentum_sgd', 'adam'])
+def test_the_cpu_update_in_pieces_equals_the_per_parameter_update(name, monkeypatch):
+    from cvzoo.core.optimizers import multi_tensor
+
+    monkeypatch.setattr(multi_tensor, 'CPU_PIECE', 5)  # pieces across parameters' bounds
+
+    def prepare(link, optimizer):
+        optimizer.add_hook(WeightDecay(0.1))
+
+    got, want = _both(OPTIMIZERS[name], 'cpu', prepare)
+    _assert_equal(got, want)
