@@ -16,7 +16,20 @@ and after each timed run; the table shows medians:
 - ssd300 / ssd300_vgg16 predict: one 300x300 image, cvzoo's ``predict()`` (host image in,
   NumPy boxes out, 'visualize' preset) vs torchvision's ``ssd300_vgg16`` in eval mode
   with the same thresholds (host tensor in, boxes copied to the host);
-- yolov3 predict: one 416x416 image; torchvision has no YOLOv3, so cvzoo only.
+- yolov3 predict: one 416x416 image; torchvision has no YOLOv3, so cvzoo only;
+- ssd300_graphed / yolov3_graphed: the same predict() with ``cuda_graph=True`` (the network
+  replayed from a CUDA graph; eager on the CPU) vs PyTorch's eager predict;
+- ssd300_bf16: predict() with ``dtype='bfloat16'`` (the network under autocast) vs
+  torchvision's under ``torch.autocast(dtype=torch.bfloat16)``;
+- ssd300_train: a training iteration of SSD300 (``--det-batch`` 300x300 images, two boxes
+  each; SSDTrainChain, MomentumSGD lr 1e-3 with weight decay 5e-4) vs torchvision's
+  ``ssd300_vgg16`` in train mode on the same images and boxes (its box matching runs in
+  its forward; cvzoo's targets are encoded beforehand, as its data pipeline does);
+- mask_rcnn_fpn_train: a training iteration of ``maskrcnn_resnet50_fpn`` (two 480x640
+  images, two boxes and masks each, resized to 800 by the model;
+  TorchvisionMaskRCNNTrainChain, MomentumSGD lr 0.02, weight decay 1e-4) vs torchvision's
+  ``maskrcnn_resnet50_fpn`` in train mode with the same images, boxes, masks and
+  settings.
 
 All models have random weights (20 foreground classes for the detectors), so detectors'
 post-processing work is not that of trained weights. PyTorch is skipped (the table says
@@ -25,6 +38,10 @@ the GPU, the versions and the commit, and writes it to --out.
 
     python bench/bench_gpu.py --out gpu_report/bench.md            # cuda:0
     python bench/bench_gpu.py --device cpu --quick                 # smoke test on the CPU
+
+``--quick`` is the dry mode: every workload at its smallest (ResNet-50 batch 2 of 32x32,
+one detector image or training image, Mask R-CNN resized to 64-96 pixels), no warm-up,
+one run.
 """
 
 import argparse
@@ -45,8 +62,12 @@ import cvzoo.core.functions as F  # noqa: E402
 from cvzoo.core import backend, cuda_graph  # noqa: E402
 from cvzoo.core.optimizers import MomentumSGD  # noqa: E402
 from cvzoo.models import get_model  # noqa: E402
+from cvzoo.models.common import network_runtime  # noqa: E402
 
-PARTS = ('resnet50', 'resnet50_graphed', 'ssd300', 'ssd300_vgg16', 'yolov3')
+PARTS = ('resnet50', 'resnet50_graphed', 'ssd300', 'ssd300_vgg16', 'yolov3',
+         'ssd300_graphed', 'yolov3_graphed', 'ssd300_bf16', 'ssd300_train',
+         'mask_rcnn_fpn_train')
+TRAINING_PARTS = ('ssd300_train', 'mask_rcnn_fpn_train')
 DETECTOR_SIZES = {'ssd300': 300, 'ssd300_vgg16': 300, 'yolov3': 416}
 N_FG_CLASS = 20
 
@@ -57,6 +78,8 @@ def _parser():
     parser.add_argument('--parts', nargs='+', choices=PARTS, default=list(PARTS))
     parser.add_argument('--batch', type=int, default=32, help='ResNet-50 batch size')
     parser.add_argument('--size', type=int, default=224, help='ResNet-50 image side')
+    parser.add_argument('--det-batch', type=int, default=8,
+                        help='images per SSD300 training iteration')
     parser.add_argument('--warmup', type=int, default=3)
     parser.add_argument('--runs', type=int, default=10)
     parser.add_argument('--max-seconds', type=float, default=60.0,
@@ -164,34 +187,168 @@ def _torch_resnet50_step(torch, torchvision, device, x_host, t_host, graphed):
     return graph.replay
 
 
-def _detector(name, args, device, torch, torchvision):
+def _detector(name, args, device, torch, torchvision, cuda_graph=False, dtype='float32'):
     size = DETECTOR_SIZES[name]
     img = numpy.random.default_rng(1).uniform(0, 255, (3, size, size)).astype(numpy.float32)
     model = get_model(name, n_fg_class=N_FG_CLASS).to_device(device)
     model.use_preset('visualize')
+    graphed = cuda_graph and device.kind == 'cuda'
 
     def cvzoo_predict():
-        model.predict([img])
+        model.predict([img], cuda_graph=graphed, dtype=dtype)
 
-    workload = {'cvzoo': cvzoo_predict, 'torch': None,
-                'note': f'one {size}x{size} image, random weights, score_thresh '
-                        f'{model.score_thresh}'}
+    note = f'one {size}x{size} image, random weights, score_thresh {model.score_thresh}'
+    if graphed:
+        cvzoo_predict()  # the capture
+        refused = network_runtime.graphed_network(model, dtype).fallback_reason
+        note += ', one CUDA graph' if refused is None else (
+            f', eager: the capture was refused ({refused})')
+    elif cuda_graph:
+        note += ', eager (CUDA graphs need a GPU)'
+    if dtype != 'float32':
+        note += f', {dtype} autocast'
+    workload = {'cvzoo': cvzoo_predict, 'torch': None, 'note': note}
     if torch is not None and name.startswith('ssd300'):
+        workload['torch'] = _torch_ssd300_predict(torch, torchvision, device, model, img, dtype)
+        workload['note'] += '; torch: torchvision ssd300_vgg16' + (
+            f' under torch.autocast({dtype})' if dtype != 'float32' else '')
+    return workload
+
+
+def _torch_ssd300_predict(torch, torchvision, device, model, img, dtype):
+    torch_device = _torch_device(torch, device)
+    net = torchvision.models.detection.ssd300_vgg16(
+        weights=None, weights_backbone=None, num_classes=N_FG_CLASS + 1,
+        score_thresh=model.score_thresh, nms_thresh=model.nms_thresh)
+    net = net.to(torch_device).eval()
+    tensor = torch.from_numpy(img / 255)
+    autocast = torch.autocast(torch_device.type, dtype=getattr(torch, dtype),
+                              enabled=dtype != 'float32')
+
+    def torch_predict():
+        with torch.no_grad(), autocast:
+            outputs = net([tensor.to(torch_device)])
+        return [{key: value.cpu() for key, value in out.items()} for out in outputs]
+
+    return torch_predict
+
+
+def _training_boxes(rng, n_image, height, width, n_box=2):
+    """``n_box`` boxes (x_min, y_min, x_max, y_max) and labels in [0, N_FG_CLASS) per image."""
+    bboxes, labels = [], []
+    for _ in range(n_image):
+        corner = rng.uniform(0, 0.5, (n_box, 2)) * (width, height)
+        side = rng.uniform(0.2, 0.45, (n_box, 2)) * (width, height)
+        bboxes.append(numpy.concatenate([corner, corner + side], axis=1).astype(numpy.float32))
+        labels.append(rng.integers(0, N_FG_CLASS, n_box).astype(numpy.int32))
+    return bboxes, labels
+
+
+def _ssd300_train(args, device, torch, torchvision):
+    from cvzoo.core.optimizers import WeightDecay
+    from cvzoo.models.detection.ssd.train_chain import SSDTrainChain
+
+    rng = numpy.random.default_rng(2)
+    imgs = rng.uniform(0, 255, (args.det_batch, 3, 300, 300)).astype(numpy.float32)
+    bboxes, labels = _training_boxes(rng, args.det_batch, 300, 300)
+    model = get_model('ssd300', n_fg_class=N_FG_CLASS).to_device(device)
+    chain = SSDTrainChain(model)
+    optimizer = MomentumSGD(lr=1e-3, momentum=0.9).setup(chain)
+    optimizer.add_hook(WeightDecay(5e-4))
+    x = backend.to_device(numpy.stack([model.prepare(img) for img in imgs]), device)
+    with device:
+        encoded = [model.coder.encode(device.send(b), device.send(lab))
+                   for b, lab in zip(bboxes, labels)]
+        xp = device.xp
+        gt_loc = xp.stack([loc for loc, _ in encoded])
+        gt_label = xp.stack([label for _, label in encoded])
+
+    def cvzoo_step():
+        optimizer.update(chain, x, gt_loc, gt_label)
+
+    workload = {'cvzoo': cvzoo_step, 'torch': None,
+                'note': f'batch {args.det_batch}, 300x300, 2 boxes each, MomentumSGD + '
+                        'weight decay'}
+    if torch is not None:
         torch_device = _torch_device(torch, device)
         net = torchvision.models.detection.ssd300_vgg16(
-            weights=None, weights_backbone=None, num_classes=N_FG_CLASS + 1,
-            score_thresh=model.score_thresh, nms_thresh=model.nms_thresh)
-        net = net.to(torch_device).eval()
-        tensor = torch.from_numpy(img / 255)
-
-        def torch_predict():
-            with torch.no_grad():
-                outputs = net([tensor.to(torch_device)])
-            return [{key: value.cpu() for key, value in out.items()} for out in outputs]
-
-        workload['torch'] = torch_predict
-        workload['note'] += '; torch: torchvision ssd300_vgg16'
+            weights=None, weights_backbone=None, num_classes=N_FG_CLASS + 1)
+        net = net.to(torch_device).train()
+        workload['torch'] = _torch_detection_step(
+            torch, net, torch_device, imgs, bboxes, labels, None, lr=1e-3, weight_decay=5e-4)
     return workload
+
+
+def _mask_rcnn_fpn_train(args, device, torch, torchvision):
+    from cvzoo.core.optimizers import WeightDecay
+    from cvzoo.models.instance_segmentation.mask_rcnn.mask_rcnn_train_chain import (
+        TorchvisionMaskRCNNTrainChain,
+    )
+
+    rng = numpy.random.default_rng(3)
+    n_image, (height, width) = (1, (48, 64)) if args.quick else (2, (480, 640))
+    imgs = rng.uniform(0, 255, (n_image, 3, height, width)).astype(numpy.float32)
+    bboxes, labels = _training_boxes(rng, n_image, height, width)
+    masks = [_box_masks(bbox, height, width) for bbox in bboxes]
+    sizes = {'min_size': 64, 'max_size': 96} if args.quick else {}
+    model = get_model('maskrcnn_resnet50_fpn', n_fg_class=N_FG_CLASS, **sizes)
+    model.to_device(device)
+    chain = TorchvisionMaskRCNNTrainChain(model)
+    optimizer = MomentumSGD(lr=0.02, momentum=0.9).setup(chain)
+    optimizer.add_hook(WeightDecay(1e-4))
+    prepared = [model.prepare(img) for img in imgs]
+    scale = prepared[0].shape[1] / height
+    arguments = (backend.to_device(model.pad_batch(prepared), device),
+                 [backend.to_device(b * scale, device) for b in bboxes],
+                 [backend.to_device(lab, device) for lab in labels],
+                 [_box_masks(b * scale, *p.shape[1:]) for b, p in zip(bboxes, prepared)],
+                 [p.shape[1:] for p in prepared])
+
+    def cvzoo_step():
+        optimizer.update(chain, *arguments)
+
+    workload = {'cvzoo': cvzoo_step, 'torch': None,
+                'note': f'{n_image} images of {height}x{width} resized to '
+                        f'{prepared[0].shape[1]}x{prepared[0].shape[2]}, 2 instances each, '
+                        'MomentumSGD + weight decay'}
+    if torch is not None:
+        torch_device = _torch_device(torch, device)
+        net = torchvision.models.detection.maskrcnn_resnet50_fpn(
+            weights=None, weights_backbone=None, num_classes=N_FG_CLASS + 1, **sizes)
+        net = net.to(torch_device).train()
+        workload['torch'] = _torch_detection_step(
+            torch, net, torch_device, imgs, bboxes, labels, masks, lr=0.02, weight_decay=1e-4)
+    return workload
+
+
+def _box_masks(bbox, height, width):
+    """(R, H, W) bool masks filling each box."""
+    mask = numpy.zeros((len(bbox), height, width), bool)
+    for i, (x_min, y_min, x_max, y_max) in enumerate(bbox.astype(int)):
+        mask[i, y_min:y_max, x_min:x_max] = True
+    return mask
+
+
+def _torch_detection_step(torch, net, torch_device, imgs, bboxes, labels, masks, lr,
+                          weight_decay):
+    """A torchvision detector's training iteration on the same images and targets."""
+    optimizer = torch.optim.SGD(net.parameters(), lr=lr, momentum=0.9,
+                                weight_decay=weight_decay)
+    images = [torch.from_numpy(img / 255).float().to(torch_device) for img in imgs]
+    targets = []
+    for i, (bbox, label) in enumerate(zip(bboxes, labels)):
+        target = {'boxes': torch.from_numpy(bbox).to(torch_device),
+                  'labels': torch.from_numpy(label.astype(numpy.int64) + 1).to(torch_device)}
+        if masks is not None:
+            target['masks'] = torch.from_numpy(masks[i].astype(numpy.uint8)).to(torch_device)
+        targets.append(target)
+
+    def torch_step():
+        optimizer.zero_grad(set_to_none=True)
+        sum(net(images, targets).values()).backward()
+        optimizer.step()
+
+    return torch_step
 
 
 # --- timing ---------------------------------------------------------------------------
@@ -285,8 +442,17 @@ def _run_part(name, args, device, torch, torchvision, syncs):
         if name in ('resnet50', 'resnet50_graphed'):
             workload = _resnet50(args, device, torch, torchvision,
                                  graphed=name == 'resnet50_graphed')
+        elif name == 'ssd300_train':
+            workload = _ssd300_train(args, device, torch, torchvision)
+        elif name == 'mask_rcnn_fpn_train':
+            workload = _mask_rcnn_fpn_train(args, device, torch, torchvision)
         else:
-            workload = _detector(name, args, device, torch, torchvision)
+            detector, _, variant = name.partition('_')
+            if detector == 'ssd300' and variant == 'vgg16':
+                detector, variant = name, ''
+            workload = _detector(detector, args, device, torch, torchvision,
+                                 cuda_graph=variant == 'graphed',
+                                 dtype='bfloat16' if variant == 'bf16' else 'float32')
         return table_row(name, workload, measure(workload, args, syncs))
     except Exception as exc:  # noqa: BLE001 - a failing workload shows in its row
         message = f'{type(exc).__name__}: {exc}'.replace('|', '/').replace('\n', ' ')[:300]
@@ -296,7 +462,7 @@ def _run_part(name, args, device, torch, torchvision, syncs):
 def main(argv=None):
     args = _parser().parse_args(argv)
     if args.quick:
-        args.batch, args.size, args.warmup, args.runs = 2, 32, 0, 1
+        args.batch, args.size, args.warmup, args.runs, args.det_batch = 2, 32, 0, 1, 1
     device = backend.get_device(args.device)
     torch, torchvision, torch_note = _load_torch(device, args.no_torch)
     syncs = {'cvzoo': lambda: _cvzoo_sync(device)}

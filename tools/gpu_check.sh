@@ -6,10 +6,14 @@
 #     tools/gpu_check.sh OUTDIR
 #
 # Writes into OUTDIR: env.txt, install.log, gpu_smoke.log, tests.log (+ tests.xml when
-# pytest finishes), bench.log, bench.md, and summary.txt with one line per step: its
-# exit status (124 = cut by its time limit) and its duration. Every step runs under
-# `timeout` (killed 5 s after it if it ignores the signal); the limits add up to 455 s,
-# so the whole check ends within 8 minutes. A failing step does not stop the next ones;
+# pytest finishes), bench.log, bench.md, bench_train.log, bench_train.md, cudnn.log,
+# cudnn.md, and summary.txt with one line per step: its exit status (124 = cut by its
+# time limit) and its duration. Every step runs under `timeout` (killed 5 s after it if
+# it ignores the signal). The limits: environment 20 s, install 40 s, gpu_smoke 40 s,
+# tests 135 s, bench 100 s (ResNet-50 steps eager and graphed; SSD300 and YOLOv3 predict
+# eager, graphed and in bfloat16), bench_train 70 s (SSD300 and Mask R-CNN FPN training
+# iterations against torchvision's), cudnn 50 s: 455 s, so the whole check ends within
+# 8 minutes. A failing step does not stop the next ones;
 # the script exits 1 if any step failed or any bench row says "failed".
 # Without --fake-cuda the tests see the real GPU(s): tests needing two GPUs skip on one.
 # Set PYTHON to choose the interpreter (default: python).
@@ -132,22 +136,29 @@ step gpu_smoke 40 gpu_smoke.log bash -c gpu_smoke
 # the files that exercise devices most come first, so a cut run still reports them
 TESTS=()
 for path in tests/test_gpu_docs.py tests/core/test_devices.py tests/core/test_cuda_graph.py \
+    tests/core/optimizers/test_multi_tensor.py tests/models/test_predict_options.py \
     tests/core/functions/test_autocast.py tests/core/optimizers/test_loss_scaler.py \
     tests/core/test_data_parallel.py \
     tests/models/test_models_on_devices.py tests/core tests/utils/test_nms.py tests/bench/test_bench_gpu.py; do
   if [ -e "$path" ]; then TESTS+=("$path"); else echo "   (no $path here)" >> "$SUMMARY"; fi
 done
-step tests 235 tests.log "$PYTHON" -m pytest -m 'gpu or not slow' -p no:cacheprovider -v -rs \
+step tests 135 tests.log "$PYTHON" -m pytest -m 'gpu or not slow' -p no:cacheprovider -v -rs \
   --durations=20 --junitxml="$OUT/tests.xml" "${TESTS[@]}"
 tail -n 1 "$OUT/tests.log" | sed 's/^/   tests: /' >> "$SUMMARY"
 
-step bench 70 bench.log "$PYTHON" bench/bench_gpu.py --max-seconds 5 --out "$OUT/bench.md"
+step bench 100 bench.log "$PYTHON" bench/bench_gpu.py --max-seconds 5 --out "$OUT/bench.md" \
+  --parts resnet50 resnet50_graphed ssd300 ssd300_vgg16 yolov3 ssd300_graphed yolov3_graphed \
+  ssd300_bf16
+step bench_train 70 bench_train.log "$PYTHON" bench/bench_gpu.py --warmup 2 --max-seconds 8 \
+  --out "$OUT/bench_train.md" --parts ssd300_train mask_rcnn_fpn_train
 # bench_gpu.py shows a failing workload in its row and still exits 0
-failed_rows="$(grep -c '| failed:' "$OUT/bench.md" 2>/dev/null)"
-if [ "${failed_rows:-0}" -gt 0 ]; then
-  echo "   bench: $failed_rows workload(s) failed, see bench.md" | tee -a "$SUMMARY"
-  FAILED+=("bench_rows")
-fi
+for table in bench.md bench_train.md; do
+  failed_rows="$(grep -c '| failed:' "$OUT/$table" 2>/dev/null)"
+  if [ "${failed_rows:-0}" -gt 0 ]; then
+    echo "   bench: $failed_rows workload(s) failed, see $table" | tee -a "$SUMMARY"
+    FAILED+=("bench_rows")
+  fi
+done
 
 # cvzoo.core.cudnn against the im2col/CuPy path (outputs, gradients, running statistics
 # of each case) and a ResNet-50 batch-32 step with use_cudnn never vs auto; only where

@@ -20,13 +20,18 @@ What a replay cannot run, the step reads from the device:
 - host counters (``optimizer.t``, each rule's ``t``) are counted on the host after each
   launch, and the values the captured step reported (``main/loss``...) are reported again.
 
+Inference too: :class:`GraphedForward` runs a network's forward as one graph per input
+shape (``predict(..., cuda_graph=True)`` of classifiers, segmenters and one-stage
+detectors, through ``cvzoo.models.common.network_runtime``).
+
 A step the capture refuses (a host synchronisation, a shape that depends on the data,
 host-side randomness, a host-to-device copy: CUDA's rules, which the CuPy stand-in keeps;
 or new parameter arrays instead of in-place updates) raises
 :class:`cvzoo.errors.GraphCaptureError` naming the operation and its call site;
 ``GraphedUpdate`` then warns once, puts back the arrays of before, and goes on eagerly. A batch whose shapes or dtypes differ
 from the captured one (a shorter last batch) runs eagerly; parameters or optimizer state
-replaced by new arrays (a snapshot loaded) make it capture again.
+replaced by new arrays (a snapshot loaded) make it run one step eagerly and capture again
+at the next.
 """
 
 import numbers
@@ -176,7 +181,10 @@ class GraphedUpdate:
         if self.fallback_reason is not None or self._calls <= self.warmup:
             return self.optimizer.update(self.loss_func, *inputs, **kw_inputs)
         if self._graph is not None and self._graph.stale():
+            # one eager step first: it puts the new arrays in place (the optimizer's
+            # multi-tensor update views them from its flat buffers again)
             self._graph = None
+            return self.optimizer.update(self.loss_func, *inputs, **kw_inputs)
         if self._graph is None:
             try:
                 self._graph = _CapturedStep(self.optimizer, self.loss_func, inputs, kw_inputs)
@@ -317,7 +325,7 @@ class _CapturedStep:
             observation.update(self.observed)
 
 
-def _capture(stream, step):
+def _capture(stream, step, what='the training step'):
     """Capture ``step()`` on ``stream`` (current); its Graph, or GraphCaptureError."""
     cupy = _cupy()
     runtime_error = cupy.cuda.runtime.CUDARuntimeError
@@ -332,10 +340,101 @@ def _capture(stream, step):
             pass  # invalidated by the error itself
         if isinstance(error, refused):
             raise errors.GraphCaptureError(
-                f'the training step cannot be captured as a CUDA graph: {error}') from error
+                f'{what} cannot be captured as a CUDA graph: {error}') from error
         raise
     try:
         return stream.end_capture()
     except runtime_error as error:
         raise errors.GraphCaptureError(
-            f'the training step cannot be captured as a CUDA graph: {error}') from error
+            f'{what} cannot be captured as a CUDA graph: {error}') from error
+
+
+def _link_array_ids(link):
+    """The ids of ``link``'s parameter and persistent arrays (what a captured network reads)."""
+    ids = [id(param.array) for param in link.params()]
+    for child in link.links():
+        ids.extend(id(getattr(child, name)) for name in child._persistent)
+    return tuple(ids)
+
+
+class GraphedForward:
+    """``func(x)`` of a network as CUDA graphs: one per input shape and dtype, captured at its
+    first use and replayed after (inference; what ``predict(..., cuda_graph=True)`` runs).
+
+    The first call with a shape runs ``func`` once eagerly (caches, lazily made constants),
+    then captures it reading a static input array into a memory pool of its own, and
+    launches the graph; later calls copy ``x`` into the static input and launch. The
+    outputs are the graph's own arrays, overwritten by the next call of the same shape: use
+    them (or copy them) before. A graph whose link had parameter or persistent arrays
+    replaced (weights loaded, ``to_device``) is captured again. A capture refused (a host
+    synchronisation, a shape that depends on the data...) warns once and ``func`` runs
+    eagerly from then on.
+
+    Args:
+        func: callable on one device array returning Variables or arrays (nested in tuples
+            or lists), the same shapes for the same input shape.
+        link (Link): the link whose arrays ``func`` reads.
+        what (str): what ``func`` is, for the messages.
+
+    Attributes:
+        fallback_reason (str or None): why it runs eagerly for good.
+        n_graphs (int): graphs captured and kept (one per input shape and dtype).
+    """
+
+    def __init__(self, func, link, what='the network'):
+        self.func = func
+        self.link = link
+        self.what = what
+        self.fallback_reason = None
+        self._graphs = {}
+
+    @property
+    def n_graphs(self):
+        return len(self._graphs)
+
+    def __call__(self, x):
+        """``func(x)`` from its graph (``x``: a device array)."""
+        if self.fallback_reason is not None:
+            return self.func(x)
+        if not _is_device_array(x):
+            raise errors.UsageError(
+                f'{self.what}: a CUDA graph reads a device array, got a '
+                f'{type(x).__name__} on the host')
+        key = (x.shape, numpy.dtype(x.dtype), x.device.id)
+        graph = self._graphs.get(key)
+        if graph is None or graph.ids != _link_array_ids(self.link):
+            try:
+                graph = _CapturedForward(self.func, self.link, x, self.what)
+            except errors.GraphCaptureError as error:
+                self.fallback_reason = str(error)
+                self._graphs.clear()
+                warnings.warn(f'{error}; {self.what} runs eagerly from now on',
+                              RuntimeWarning, stacklevel=2)
+                return self.func(x)
+            self._graphs[key] = graph
+        return graph.replay(x)
+
+
+class _CapturedForward:
+    """One capture of ``func(static input)`` and its replays."""
+
+    def __init__(self, func, link, x, what):
+        cupy = _cupy()
+        self.device = backend.get_device_from_array(x)
+        with self.device:
+            self.input = cupy.array(x)
+            func(self.input)  # warm-up, outside the capture
+        self.ids = _link_array_ids(link)
+        self.pool = cupy.cuda.MemoryPool()  # the graph's own memory, never handed back
+        stream = cupy.cuda.Stream(non_blocking=True)
+        outputs = []
+        with self.device, cupy.cuda.using_allocator(self.pool.malloc), stream:
+            self.graph = _capture(stream, lambda: outputs.append(func(self.input)), what)
+        self.outputs = outputs[0]
+
+    def replay(self, x):
+        """Copy ``x`` into the static input, launch; the outputs."""
+        with self.device:
+            _cupy().copyto(self.input, x)
+            self.graph.launch()
+        return self.outputs

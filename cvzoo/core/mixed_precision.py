@@ -6,8 +6,9 @@ into three groups, as in PyTorch's autocast op lists:
 - **low precision** (:data:`LOW_PRECISION_FUNCTIONS`): F.convolution_2d,
   F.deconvolution_2d (and the convolutions built on them), F.linear and F.matmul cast
   their float inputs (float64 excepted) to the low dtype and return the low dtype;
-- **float32** (:data:`FLOAT32_FUNCTIONS`): normalizations, softmax, the losses, and the
-  sum and mean reductions cast low-precision inputs to float32 and return float32;
+- **float32** (:data:`FLOAT32_FUNCTIONS`): normalizations, softmax, the losses, the
+  sum and mean reductions, and resize_images (products NumPy has no bfloat16 kernel
+  for) cast low-precision inputs to float32 and return float32;
 - **widest input** (:data:`PROMOTE_FUNCTIONS`): F.add, F.sub, F.mul, F.div and F.concat
   cast their float operands to the widest of their dtypes, so that a bfloat16 activation
   meets a float32 one without an error;
@@ -35,8 +36,8 @@ LOW_PRECISION_FUNCTIONS = ('convolution_2d', 'deconvolution_2d', 'linear', 'matm
 FLOAT32_FUNCTIONS = (
     'absolute_error', 'batch_normalization', 'fixed_batch_normalization',
     'group_normalization', 'huber_loss', 'layer_normalization', 'log_softmax', 'mean',
-    'mean_squared_error', 'sigmoid_cross_entropy', 'smooth_l1_loss', 'softmax',
-    'softmax_cross_entropy', 'sum',
+    'mean_squared_error', 'resize_images', 'sigmoid_cross_entropy', 'smooth_l1_loss',
+    'softmax', 'softmax_cross_entropy', 'sum',
 )
 PROMOTE_FUNCTIONS = ('add', 'concat', 'div', 'mul', 'sub')
 

@@ -21,12 +21,18 @@ def test_quick_run_on_the_cpu_writes_the_table(tmp_path, capsys):
     lines = load_bench('bench_gpu').main(['--device', 'cpu', '--quick', '--no-torch',
                                           '--out', str(out)])
     rows = _rows(lines)
-    assert list(rows) == ['resnet50', 'resnet50_graphed', 'ssd300', 'ssd300_vgg16', 'yolov3']
+    assert list(rows) == ['resnet50', 'resnet50_graphed', 'ssd300', 'ssd300_vgg16', 'yolov3',
+                          'ssd300_graphed', 'yolov3_graphed', 'ssd300_bf16', 'ssd300_train',
+                          'mask_rcnn_fpn_train']
     for name, (cvzoo, torch, ratio, note) in rows.items():
         assert re.fullmatch(_TIME, cvzoo), (name, cvzoo)
         assert torch == ratio == '-'
     assert rows['resnet50'][3].startswith('batch 2, 32x32')
     assert rows['resnet50_graphed'][3].endswith('eager (CUDA graphs need a GPU)')
+    assert rows['ssd300_graphed'][3].endswith('eager (CUDA graphs need a GPU)')
+    assert rows['ssd300_bf16'][3].endswith('bfloat16 autocast')
+    assert rows['ssd300_train'][3].startswith('batch 1, 300x300, 2 boxes each')
+    assert rows['mask_rcnn_fpn_train'][3].startswith('1 images of 48x64 resized to')
     text = out.read_text()
     assert text == '\n'.join(lines)
     assert '- GPU: none (CPU' in text and '- PyTorch: skipped, not asked for' in text
@@ -70,3 +76,11 @@ def test_quick_run_against_torch(torchvision):
         assert re.fullmatch(_TIME, cvzoo) and re.fullmatch(_TIME, torch), rows[name]
         assert re.fullmatch(r'\d+\.\d\dx', ratio)
     assert '- PyTorch ' in '\n'.join(lines)
+
+
+def test_graphed_predict_rows_on_the_stand_in_gpu(stand_in):
+    lines = load_bench('bench_gpu').main(['--device', 'cuda:0', '--quick', '--no-torch',
+                                          '--parts', 'ssd300_graphed'])
+    cvzoo, _, _, note = _rows(lines)['ssd300_graphed']
+    assert re.fullmatch(_TIME, cvzoo), cvzoo
+    assert note.endswith('one CUDA graph')

@@ -234,8 +234,10 @@ def test_other_batch_shapes_run_eagerly_and_new_arrays_capture_again(gpu):
     step(*batch(3))                 # a shorter last batch: eager, the graph is kept
     assert step._graph is graph and optimizer.t == 3
     model.predictor.fc.W.array = model.predictor.fc.W.array.copy()  # as a loaded snapshot
+    step(*batch(4))                 # one eager step, which puts the new arrays in place
+    assert not step.captured and optimizer.t == 4
     step(*batch(4))
-    assert step._graph is not graph and step.captured and optimizer.t == 4
+    assert step._graph is not graph and step.captured and optimizer.t == 5
 
 
 def test_a_batch_on_the_cpu_warns_once_and_trains_eagerly(tmp_path):

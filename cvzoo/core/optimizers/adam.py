@@ -53,25 +53,29 @@ class AdamRule(update_rule.UpdateRule):
         return _learning_rate(self.hyperparam, self.t) if device_lr is None else device_lr
 
     def update_core(self, param):
+        self.update_arrays(param.grad, param.array, self.state)
+
+    def update_arrays(self, grad, array, state):
+        """The update of ``array`` (a parameter's, or a flat buffer of several: see
+        cvzoo.core.optimizers.multi_tensor) from ``grad``, with the state arrays ``state``."""
         hyperparam = self.hyperparam
-        xp = param.xp
-        grad = param.grad
-        if xp is not numpy and not hyperparam.amsgrad and param.array.dtype != numpy.float16:
+        xp = backend.get_array_module(array)
+        if xp is not numpy and not hyperparam.amsgrad and array.dtype != numpy.float16:
             _fused_update(grad, self.lr, 1 - hyperparam.beta1, 1 - hyperparam.beta2,
                           hyperparam.eps, hyperparam.eta, hyperparam.weight_decay_rate,
-                          param.array, self.state['m'], self.state['v'])
+                          array, state['m'], state['v'])
             return
-        m, v = self.state['m'], self.state['v']
+        m, v = state['m'], state['v']
         m += (1 - hyperparam.beta1) * (grad - m)
         v += (1 - hyperparam.beta2) * (grad * grad - v)
         if hyperparam.amsgrad:
-            vhat = self.state['vhat']
+            vhat = state['vhat']
             xp.maximum(vhat, v, out=vhat)
             v = vhat
         step = self.lr * m / (xp.sqrt(v) + hyperparam.eps)
         if hyperparam.weight_decay_rate != 0:
-            step += hyperparam.weight_decay_rate * param.array
-        param.array -= hyperparam.eta * step
+            step += hyperparam.weight_decay_rate * array
+        array -= hyperparam.eta * step
 
 
 class Adam(optimizer.Optimizer):

@@ -34,7 +34,12 @@ class WeightDecay:
 
     def __call__(self, optimizer):
         for param in _params_with_grad(optimizer):
-            param.grad += self.rate * param.array
+            self.decay_arrays(param.grad, param.array)
+
+    def decay_arrays(self, grad, array):
+        """Add the decay of ``array`` to ``grad`` in place (a parameter's arrays, or the
+        flat buffers of a multi-tensor update)."""
+        grad += self.rate * array
 
 
 class GradientClipping:

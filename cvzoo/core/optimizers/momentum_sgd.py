@@ -26,9 +26,13 @@ class MomentumSGDRule(update_rule.UpdateRule):
         return ('v',)
 
     def update_core(self, param):
-        update = _update if param.xp is numpy else _fused_update
-        update(param.grad, self.hyperparam.lr, self.hyperparam.momentum, param.array,
-               self.state['v'])
+        self.update_arrays(param.grad, param.array, self.state)
+
+    def update_arrays(self, grad, array, state):
+        """The update of ``array`` (a parameter's, or a flat buffer of several: see
+        cvzoo.core.optimizers.multi_tensor) from ``grad``, with the state arrays ``state``."""
+        update = _update if isinstance(array, numpy.ndarray) else _fused_update
+        update(grad, self.hyperparam.lr, self.hyperparam.momentum, array, state['v'])
 
 
 class MomentumSGD(optimizer.Optimizer):

@@ -3,6 +3,7 @@
 import collections
 
 from cvzoo.core.optimizers import hyperparameter as hyperparameter_module
+from cvzoo.core.optimizers import multi_tensor as multi_tensor_module
 
 _TIMINGS = ('pre', 'post')
 
@@ -24,6 +25,11 @@ class Optimizer:
         hyperparam (Hyperparameter): the shared hyperparameters.
         loss_scaler (LossScaler or None): dynamic loss scaling for float16 training
             (``cvzoo.core.optimizers.LossScaler``); None (the default) scales nothing.
+        multi_tensor (bool): update the parameters that can be updated alike all at once
+            (see ``cvzoo.core.optimizers.multi_tensor``); True by default for the
+            optimizers whose rule has ``update_arrays`` (SGD, MomentumSGD, Adam, AdamW;
+            turned to False at the first update of the others). False updates each
+            parameter on its own.
     """
 
     unit_interval = hyperparameter_module.UNIT_INTERVAL
@@ -35,7 +41,9 @@ class Optimizer:
         self.t = 0
         self.epoch = 0
         self.loss_scaler = None
+        self.multi_tensor = True
         self._hooks = collections.OrderedDict()
+        self._multi_tensor_update = None
 
     def __getattr__(self, name):
         hyperparam = self.__dict__.get('hyperparam')
@@ -63,6 +71,7 @@ class Optimizer:
         self.target = link
         self.t = 0
         self.epoch = 0
+        self._multi_tensor_update = None
         for param in link.params():
             param.update_rule = self.create_update_rule()
         return self
@@ -94,13 +103,29 @@ class Optimizer:
             self.loss_scaler.update(finite)
             if not finite:
                 return
-        self.call_hooks('pre')
-        self.t += 1
-        for param in self.target.params():
-            if param.update_rule is None:
-                param.update_rule = self.create_update_rule()
-            param.update_rule.update(param)
+        multi_tensor = self._multi_tensor()
+        if multi_tensor is not None:
+            multi_tensor.update(self)
+        else:
+            self.call_hooks('pre')
+            self.t += 1
+            for param in self.target.params():
+                if param.update_rule is None:
+                    param.update_rule = self.create_update_rule()
+                param.update_rule.update(param)
         self.call_hooks('post')
+
+    def _multi_tensor(self):
+        """The MultiTensorUpdate of this optimizer, or None where it updates per parameter."""
+        if not self.multi_tensor:
+            return None
+        if self._multi_tensor_update is None:
+            rule_class = type(self.create_update_rule())
+            if not multi_tensor_module.supports(rule_class):
+                self.multi_tensor = False
+                return None
+            self._multi_tensor_update = multi_tensor_module.MultiTensorUpdate(rule_class)
+        return self._multi_tensor_update
 
     def scale_loss(self, loss):
         """``loss`` multiplied by the loss scaler's scale (``loss`` itself without one):

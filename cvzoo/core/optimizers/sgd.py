@@ -7,7 +7,12 @@ class SGDRule(update_rule.UpdateRule):
     """The update of SGD for one parameter."""
 
     def update_core(self, param):
-        param.array -= self.hyperparam.lr * param.grad
+        self.update_arrays(param.grad, param.array, self.state)
+
+    def update_arrays(self, grad, array, state):
+        """The update of ``array`` (a parameter's, or a flat buffer of several: see
+        cvzoo.core.optimizers.multi_tensor) from ``grad``."""
+        array -= self.hyperparam.lr * grad
 
 
 class SGD(optimizer.Optimizer):

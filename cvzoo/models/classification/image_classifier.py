@@ -82,7 +82,7 @@ class ImageClassifier(PickableSequentialChain):
         std = numpy.asarray(preset.std, numpy.float32)[:, None, None]
         return (img - mean) / std
 
-    def predict(self, imgs, batchsize=8, runtime='cvzoo'):
+    def predict(self, imgs, batchsize=8, runtime='cvzoo', cuda_graph=False, dtype='float32'):
         """Class probabilities of each image.
 
         Args:
@@ -91,19 +91,25 @@ class ImageClassifier(PickableSequentialChain):
             batchsize (int): images per forward pass.
             runtime (str): what runs the network between preprocessing and softmax:
                 'cvzoo' or 'onnxruntime' (see :mod:`cvzoo.models.common.network_runtime`).
+            cuda_graph (bool): on a GPU, replay the network from a CUDA graph per input
+                shape (captured at its first use); a UsageError on the CPU.
+            dtype (str): 'float32' (the default), 'bfloat16' or 'float16': the precision
+                of the network's convolutions and products (``cvzoo.core.autocast``); the
+                results are float32 whatever it is.
 
         Returns:
             numpy.ndarray: (B, n_class) float32 probabilities, one row per image.
 
         Raises:
-            cvzoo.errors.UsageError: ``runtime`` is unknown or cannot run this model.
+            cvzoo.errors.UsageError: ``runtime``, ``cuda_graph`` or ``dtype`` is unknown or
+                cannot run this model.
         """
-        network_runtime.check_runtime(runtime, self)
+        network_runtime.check_options(self, runtime, cuda_graph, dtype)
         batch = numpy.stack([self.prepare(img) for img in image_utils.as_chw_images(imgs)])
         rows = []
         with config.using_config('train', False), config.no_backprop_mode():
             for start in range(0, len(batch), batchsize):
                 x = backend.to_device(batch[start:start + batchsize], self.device)
-                logits = network_runtime.run_network(self, x, runtime)
+                logits = network_runtime.run_network(self, x, runtime, cuda_graph, dtype)
                 rows.append(backend.to_numpy(F.softmax(logits).array))
         return numpy.concatenate(rows).astype(numpy.float32, copy=False)

@@ -89,7 +89,7 @@ class Detector(threshold_presets.ThresholdPresets):
         network's outputs decoded; ``prepared`` are the images before pad_batch."""
         return self.decode(self.forward(x), sizes)
 
-    def predict(self, imgs, batchsize=8, runtime='cvzoo'):
+    def predict(self, imgs, batchsize=8, runtime='cvzoo', cuda_graph=False, dtype='float32'):
         """Detect objects in each image.
 
         Args:
@@ -98,6 +98,11 @@ class Detector(threshold_presets.ThresholdPresets):
             batchsize (int): images per forward pass.
             runtime (str): what runs the network between ``prepare`` and ``decode``:
                 'cvzoo' or 'onnxruntime' (see :mod:`cvzoo.models.common.network_runtime`).
+            cuda_graph (bool): on a GPU, replay the network from a CUDA graph per input
+                shape (captured at its first use); a UsageError on the CPU.
+            dtype (str): 'float32' (the default), 'bfloat16' or 'float16': the precision
+                of the network's convolutions and products (``cvzoo.core.autocast``); the
+                results are float32 whatever it is.
 
         Returns:
             tuple of three lists, one entry per image, NumPy on the host:
@@ -107,7 +112,8 @@ class Detector(threshold_presets.ThresholdPresets):
             scores  (R,) float32    confidences, decreasing
 
         Raises:
-            cvzoo.errors.UsageError: ``runtime`` is unknown or cannot run this model.
+            cvzoo.errors.UsageError: ``runtime``, ``cuda_graph`` or ``dtype`` is unknown or
+                cannot run this model (both need a one-stage detector).
 
         >>> from cvzoo.models import get_model
         >>> from cvzoo.models.weights import embedded
@@ -116,7 +122,7 @@ class Detector(threshold_presets.ThresholdPresets):
         >>> [model.label_names[i] for i in labels[0][:3]]
         ['car', 'bicycle', 'dog']
         """
-        network_runtime.check_runtime(runtime, self)
+        network_runtime.check_options(self, runtime, cuda_graph, dtype)
         imgs = image_utils.as_chw_images(imgs)
         bboxes, labels, scores = [], [], []
         for start in range(0, len(imgs), batchsize):
@@ -126,11 +132,11 @@ class Detector(threshold_presets.ThresholdPresets):
             x = backend.to_device(self.pad_batch(prepared), self.device)
             with self.device, config.using_config('train', False), \
                     config.no_backprop_mode():
-                if runtime == 'cvzoo':
+                if runtime == 'cvzoo' and not cuda_graph and dtype == 'float32':
                     bbox, score = self.detect(x, sizes, prepared)
                 else:
-                    bbox, score = self.decode(
-                        network_runtime.run_network(self, x, runtime), sizes)
+                    bbox, score = self.decode(network_runtime.run_network(
+                        self, x, runtime, cuda_graph, dtype), sizes)
                 result = self.suppress(bbox, score, sizes)
             bboxes += [as_continuous(bbox, size, self.box_convention)
                        for bbox, size in zip(result[0], sizes)]

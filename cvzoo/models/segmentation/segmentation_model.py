@@ -138,7 +138,7 @@ class SegmentationModel(L.Chain):
         label = score[0, :self.n_class].argmax(axis=0)
         return backend.to_numpy(label).astype(numpy.int32, copy=False)
 
-    def predict(self, imgs, batchsize=2, runtime='cvzoo'):
+    def predict(self, imgs, batchsize=2, runtime='cvzoo', cuda_graph=False, dtype='float32'):
         """Label every pixel of each image.
 
         Args:
@@ -147,22 +147,28 @@ class SegmentationModel(L.Chain):
             batchsize (int): images per forward pass.
             runtime (str): what runs the network between preprocessing and the label
                 maps: 'cvzoo' or 'onnxruntime' (see :mod:`cvzoo.models.common.network_runtime`).
+            cuda_graph (bool): on a GPU, replay the network from a CUDA graph per input
+                shape (captured at its first use); a UsageError on the CPU.
+            dtype (str): 'float32' (the default), 'bfloat16' or 'float16': the precision
+                of the network's convolutions and products (``cvzoo.core.autocast``); the
+                results are float32 whatever it is.
 
         Returns:
             list of numpy.ndarray: one (H, W) int32 map per image, at the image's own
             size, values in [0, n_class).
 
         Raises:
-            cvzoo.errors.UsageError: ``runtime`` is unknown or cannot run this model.
+            cvzoo.errors.UsageError: ``runtime``, ``cuda_graph`` or ``dtype`` is unknown or
+                cannot run this model.
         """
-        network_runtime.check_runtime(runtime, self)
+        network_runtime.check_options(self, runtime, cuda_graph, dtype)
         imgs = image_utils.as_chw_images(imgs)
         labels = []
         with self.device, config.using_config('train', False), config.no_backprop_mode():
             for chunk in self._batches(imgs, batchsize):
                 x = numpy.stack([self.prepare(img) for img in chunk])
                 scores = network_runtime.run_network(
-                    self, backend.to_device(x, self.device), runtime)
+                    self, backend.to_device(x, self.device), runtime, cuda_graph, dtype)
                 for i, img in enumerate(chunk):
                     labels.append(self.scores_to_label(scores[i:i + 1], img.shape[1:]))
         return labels

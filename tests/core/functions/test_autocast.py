@@ -98,6 +98,8 @@ FLOAT32_CASES = {
     'smooth_l1_loss': (F.smooth_l1_loss, lambda r: (_normal(r, 3, 4), _normal(r, 3, 4))),
     'sum': (lambda x: F.sum(x, axis=1), lambda r: (_normal(r, 3, 40),)),
     'mean': (F.mean, lambda r: (_normal(r, 3, 40),)),
+    'resize_images': (lambda x: F.resize_images(x, (5, 6), align_corners=False),
+                      lambda r: (_normal(r, 2, 3, 3, 4),)),
 }
 
 

@@ -10,7 +10,7 @@ import functools
 
 import numpy
 
-from cvzoo.core import backend, function_node
+from cvzoo.core import backend, function_node, mixed_precision
 
 MODES = ('bilinear', 'nearest')
 
@@ -92,7 +92,8 @@ def resize_images(x, output_shape, mode='bilinear', align_corners=True):
         align_corners (bool): see above.
 
     Returns:
-        Variable: (N, C, out_H, out_W), the dtype of x.
+        Variable: (N, C, out_H, out_W), the dtype of x (float32 under ``autocast``, which
+        resizes 16-bit inputs in float32, as one of mixed_precision.FLOAT32_FUNCTIONS).
 
     >>> import numpy as np
     >>> x = np.array([[[[0, 1]]]], dtype=np.float32)
@@ -111,6 +112,7 @@ def resize_images(x, output_shape, mode='bilinear', align_corners=True):
             f'resize_images: output_shape must be a pair of positive ints, got {output_shape!r}')
     if mode not in MODES:
         raise ValueError(f'resize_images: mode must be one of {MODES}, got {mode!r}')
+    x, = mixed_precision.cast_to_float32(x)  # under autocast: no 16-bit product on the host
     device = backend.get_device_from_array(x)
     matrix_h, matrix_w = [
         _matrix_on(n_in, int(n_out), mode, align_corners, numpy.dtype(x.dtype).str, device)
