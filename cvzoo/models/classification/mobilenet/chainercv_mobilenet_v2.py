@@ -26,7 +26,8 @@ import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.models import zoo
 from cvzoo.models.classification.mobilenet import mobilenet_v2
-from cvzoo.models.classification.resnet import name_mapping, presets
+from cvzoo.models.classification.resnet import name_mapping
+from cvzoo.models.common import imagenet_presets
 
 # The width multiplier of each weights key.
 KEY_WIDTHS = {'imagenet': 1.0, 'imagenet_1.4': 1.4}
@@ -200,11 +201,11 @@ TF_PRESET = zoo.Preset(size=224, mean=(128.0, 128.0, 128.0), std=(128.0, 128.0, 
                        interpolation='bilinear', resize_backend='cv2', crop_fraction=0.875)
 
 ChainerCVMobileNetV2.weights = {
-    'imagenet': presets.chainercv_entry(
+    'imagenet': imagenet_presets.chainercv_entry(
         'mobilenet_v2_depth_multiplier_1.0_imagenet_converted_2019_04_01.npz', 28.3,
         original='28.0 %, Sandler et al. 2018', preset=TF_PRESET,
         notes=_NOTES),
-    'imagenet_1.4': presets.chainercv_entry(
+    'imagenet_1.4': imagenet_presets.chainercv_entry(
         'mobilenet_v2_depth_multiplier_1.4_imagenet_converted_2019_05_13.npz', 24.3,
         original='25.3 %, Sandler et al. 2018', preset=TF_PRESET,
         notes=_NOTES + ' The date in the file name is not confirmed by a ChainerCV source '

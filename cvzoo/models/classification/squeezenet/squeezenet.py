@@ -20,8 +20,9 @@ import cvzoo.core.links as L
 from cvzoo.core import initializers
 from cvzoo.models import zoo
 from cvzoo.models.classification import image_classifier
-from cvzoo.models.classification.resnet import name_mapping, presets
+from cvzoo.models.classification.resnet import name_mapping
 from cvzoo.models.classification.squeezenet import fire
+from cvzoo.models.common import imagenet_presets
 
 # The preprocessing of /work/shared/data/weights/squeezenet1_1_deepscale.pth (the DeepScale
 # Caffe model in torchvision's layout, first convolution flipped to RGB): RGB, the whole
@@ -159,10 +160,10 @@ class SqueezeNet1_1(SqueezeNet):  # torchvision's name
 
 
 SqueezeNet1_0.weights = {
-    'imagenet': presets.torchvision_entry('squeezenet1_0-b66bff10.pth', 58.092,
+    'imagenet': imagenet_presets.torchvision_entry('squeezenet1_0-b66bff10.pth', 58.092,
                                           page='squeezenet1_0'),
 }
 SqueezeNet1_1.weights = {
-    'imagenet': presets.torchvision_entry('squeezenet1_1-b8a52dc0.pth', 58.178,
+    'imagenet': imagenet_presets.torchvision_entry('squeezenet1_1-b8a52dc0.pth', 58.178,
                                           page='squeezenet1_1'),
 }

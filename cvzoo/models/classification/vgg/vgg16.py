@@ -20,8 +20,8 @@ import cvzoo.core.links as L
 from cvzoo.core import initializers
 from cvzoo.models import zoo
 from cvzoo.models.classification import image_classifier
-from cvzoo.models.classification.resnet import name_mapping, presets
-from cvzoo.models.classification.vgg import conv2d_activ
+from cvzoo.models.classification.resnet import name_mapping
+from cvzoo.models.common import conv2d_activ, imagenet_presets
 
 # (stage, channels, convolutions)
 _STAGES = ((1, 64, 2), (2, 128, 2), (3, 256, 3), (4, 512, 3), (5, 512, 3))
@@ -166,8 +166,8 @@ def convert_vgg16(raw, source):
 
 
 VGG16.weights = {
-    'imagenet': presets.torchvision_entry('vgg16-397923af.pth', 71.592, page='vgg'),
-    'imagenet_chainercv': presets.chainercv_entry(
+    'imagenet': imagenet_presets.torchvision_entry('vgg16-397923af.pth', 71.592, page='vgg'),
+    'imagenet_chainercv': imagenet_presets.chainercv_entry(
         'vgg16_imagenet_converted_2017_07_18.npz', 29.0, original='28.5 %, Simonyan and '
         'Zisserman 2015', preset=zoo.Preset(size=224, mean=CHAINERCV_MEAN,
                                             resize_backend='cv2', crop_fraction=0.875),

@@ -8,8 +8,9 @@ the ``.cfg`` that describes the network; the model is built from that cfg.
 
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.datasets.voc.voc_label_names import voc_bbox_label_names
-from cvzoo.models import pretrained, trained_model, weight_files, zoo
+from cvzoo.models import zoo
 from cvzoo.models.detection.darknet import darknet_detector
+from cvzoo.models.weights import pretrained, trained_model, weight_files
 
 _REPO = 'https://github.com/dog-qiuqiu/Yolo-Fastest/raw/'
 _V1_COMMIT = '8d018808f065fafbcd80e8c7bc6721b63253a42d'

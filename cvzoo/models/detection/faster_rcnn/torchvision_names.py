@@ -37,7 +37,7 @@ import re
 from cvzoo import errors
 from cvzoo.models.classification.resnet import name_mapping as resnet_names
 from cvzoo.models.detection import torchvision_coco_classes
-from cvzoo.models.detection.retinanet import name_mapping as retinanet_names
+from cvzoo.models.detection import torchvision_fpn_names as retinanet_names
 
 TORCHVISION_COCO_CLASSES = torchvision_coco_classes.TORCHVISION_COCO_CLASSES
 N_COCO_UNUSED_CLASS = len(torchvision_coco_classes.COCO_UNUSED_IDS)

@@ -21,12 +21,13 @@ import numpy
 import cvzoo.core.links as L
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_instance_segmentation_label_names
-from cvzoo.models import pretrained, zoo
+from cvzoo.models import zoo
 from cvzoo.models.detection import box_coding
 from cvzoo.models.detection.faster_rcnn import faster_rcnn, faster_rcnn_vgg
 from cvzoo.models.detection.faster_rcnn.fpn import faster_rcnn_fpn_resnet as fpn_resnet
 from cvzoo.models.instance_segmentation import instance_segmenter
 from cvzoo.models.instance_segmentation.mask_rcnn import mask_head
+from cvzoo.models.weights import pretrained
 
 
 class MaskRCNNFPNResNet(L.Chain, instance_segmenter.InstanceSegmenter):

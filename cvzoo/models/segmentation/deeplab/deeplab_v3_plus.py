@@ -6,7 +6,8 @@ import numpy
 
 import cvzoo.core.functions as F
 from cvzoo.core import backend, config, initializers
-from cvzoo.models import network_runtime, zoo
+from cvzoo.models import zoo
+from cvzoo.models.common import network_runtime
 from cvzoo.models.segmentation import segmentation_model
 from cvzoo.models.segmentation.deeplab import presets
 from cvzoo.models.segmentation.deeplab.aspp import SeparableASPP

@@ -16,8 +16,8 @@ import functools
 
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
-from cvzoo.models.classification.resnet import blocks
-from cvzoo.models.pickable_sequential_chain import PickableSequentialChain
+from cvzoo.models.common import resnet_blocks
+from cvzoo.models.common.pickable_sequential_chain import PickableSequentialChain
 
 N_BLOCKS = {50: (3, 4, 6, 3), 101: (3, 4, 23, 3)}
 BN_KWARGS = {'eps': 1e-5}  # torchvision's BatchNorm2d
@@ -36,10 +36,10 @@ def dilated_stage(n_block, in_channels, mid_channels, out_channels, *, stride=1,
     common = {'initialW': initialW, 'bn_kwargs': BN_KWARGS}
     stage = PickableSequentialChain()
     with stage.init_scope():
-        stage.a = blocks.Bottleneck(in_channels, mid_channels, out_channels, stride,
+        stage.a = resnet_blocks.Bottleneck(in_channels, mid_channels, out_channels, stride,
                                     dilate=first_dilate, residual_conv=True, **common)
         for i in range(1, n_block):
-            setattr(stage, f'b{i}', blocks.Bottleneck(out_channels, mid_channels, out_channels,
+            setattr(stage, f'b{i}', resnet_blocks.Bottleneck(out_channels, mid_channels, out_channels,
                                                       dilate=dilate, **common))
     return stage
 

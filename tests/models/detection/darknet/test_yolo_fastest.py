@@ -12,7 +12,7 @@ import pytest
 
 from cvzoo.models import get_model, zoo
 from cvzoo.models.detection.darknet.yolo_fastest import YoloFastest, YoloFastestXL
-from cvzoo.models.trained_model import save_trained_model
+from cvzoo.models.weights.trained_model import save_trained_model
 from cvzoo.utils.image import read_image
 
 

@@ -6,7 +6,7 @@ import os
 
 from cvzoo.core.serializers import npz
 from cvzoo.models import zoo
-from cvzoo.models.converters import safetensors_file
+from cvzoo.models.weights.converters import safetensors_file
 
 
 def _class_count_kwargs(model_class, n_class):

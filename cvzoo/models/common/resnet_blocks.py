@@ -12,8 +12,8 @@ from cvzoo.core import parallel
 from cvzoo.core.config import config
 from cvzoo.core.functions.activation import relu as relu_module
 from cvzoo.core.variable import as_array
-from cvzoo.models.classification.resnet import se_block
-from cvzoo.models.pickable_sequential_chain import PickableSequentialChain
+from cvzoo.models.common import se_block
+from cvzoo.models.common.pickable_sequential_chain import PickableSequentialChain
 
 
 class Bottleneck(L.Chain):

@@ -31,7 +31,7 @@ BOX_CONVENTIONS = ('continuous', 'inclusive')
 DEFAULT_SOURCES = {'cvzoo_npz': 'cvzoo', 'chainercv_npz': 'chainercv', 'torch_pth': 'torch',
                    'darknet': 'darknet', 'keras_h5': 'keras', 'safetensors': 'cvzoo'}
 # ``sha256`` of a file whose source publishes no hash: the first download that loads
-# records the file's sha256 beside it (trust on first use; see cvzoo.models.weight_files)
+# records the file's sha256 beside it (trust on first use; see cvzoo.models.weights.weight_files)
 # and later loads verify against the record.
 UNPUBLISHED = 'unpublished'
 _MIN_PREFIX = 8  # hex digits of a published sha256 prefix (torchvision publishes 8)

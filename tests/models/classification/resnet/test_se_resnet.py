@@ -5,7 +5,7 @@ import pytest
 
 from cvzoo.core import config, initializers
 from cvzoo.models import zoo
-from cvzoo.models.classification.senet import se_resnet, se_resnext
+from cvzoo.models.classification.resnet import se_resnet, se_resnext
 from cvzoo.testing import assert_is_classification_model
 from tests.helpers import classifier_weight_files
 

@@ -10,7 +10,7 @@ import numpy
 import pytest
 
 from cvzoo import errors
-from cvzoo.models.converters import torch_pth
+from cvzoo.models.weights.converters import torch_pth
 from tests.helpers import malicious_pickles, pth_writer
 
 DTYPES = ['float32', 'float64', 'float16', 'int64', 'int32', 'uint8', 'bool']

@@ -6,7 +6,7 @@ import numpy
 import pytest
 
 from cvzoo import errors
-from cvzoo.models.converters import darknet
+from cvzoo.models.weights.converters import darknet
 
 CFG = """\
 # a comment

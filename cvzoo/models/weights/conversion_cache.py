@@ -16,7 +16,7 @@ import numpy
 from cvzoo import errors
 from cvzoo.core.serializers import atomic_write
 from cvzoo.core.serializers import npz as npz_serializer
-from cvzoo.models.converters import file_format
+from cvzoo.models.weights.converters import file_format
 from cvzoo.utils import paths
 
 CONVERTED_SUFFIX = '.cvzoo.npz'

@@ -9,7 +9,7 @@ import pytest
 from cvzoo import errors
 from cvzoo.core.links import link
 from cvzoo.models import zoo
-from cvzoo.models.converters import file_format, safetensors_file
+from cvzoo.models.weights.converters import file_format, safetensors_file
 from tests.helpers import toy_models
 from tests.helpers.scripts import load_script
 

@@ -3,7 +3,7 @@
 import numpy
 import pytest
 
-from cvzoo.models.detection.retinanet import anchor_matching
+from cvzoo.models.detection import anchor_matching
 
 
 def test_thresholds_and_the_best_box():

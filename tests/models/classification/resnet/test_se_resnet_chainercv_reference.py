@@ -13,9 +13,8 @@ the deeper ones (float32 rounding through batch norms near eps).
 import numpy
 import pytest
 
-from cvzoo.models.classification.senet import se_resnet, se_resnext
+from cvzoo.models.classification.resnet import se_resnet, se_resnext
 from tests.helpers import chainercv_reference_tools as tools
-
 
 pytestmark = pytest.mark.reference
 

@@ -1,6 +1,6 @@
 """Weight files: fetch and verify them, with trust on first use for unpublished hashes.
 
-A file shipped inside the package (:mod:`cvzoo.models.embedded`) is used first, once
+A file shipped inside the package (:mod:`cvzoo.models.weights.embedded`) is used first, once
 it matches the entry's sha256; a shipped file that does not is refused
 (CorruptFileError naming it). Other files are fetched through
 :func:`cvzoo.utils.download.cached_download` into ``$CVZOO_HOME/weights`` (or found in
@@ -27,7 +27,8 @@ import shutil
 
 from cvzoo import errors
 from cvzoo.core.serializers import atomic_write
-from cvzoo.models import conversion_cache, embedded, registry, weights_schema
+from cvzoo.models import registry
+from cvzoo.models.weights import conversion_cache, embedded, weights_schema
 from cvzoo.utils import paths
 
 WEIGHTS_SUBDIR = 'weights'  # downloads go to $CVZOO_HOME/weights

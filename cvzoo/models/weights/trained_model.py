@@ -21,7 +21,7 @@ from cvzoo import errors
 from cvzoo.core.serializers import atomic_write, dictionary
 from cvzoo.core.serializers import npz as npz_serializer
 from cvzoo.core.training import finite_state
-from cvzoo.models import weights_schema
+from cvzoo.models.weights import weights_schema
 
 MODEL_CONFIG_KEY = '__cvzoo_model__'
 

@@ -5,7 +5,7 @@ import pytest
 
 from cvzoo import errors
 from cvzoo.models import get_model
-from cvzoo.models.trained_model import read_model_config, save_trained_model
+from cvzoo.models.weights.trained_model import read_model_config, save_trained_model
 
 
 def test_trained_model_file_rebuilds_its_model(tmp_path, rng):

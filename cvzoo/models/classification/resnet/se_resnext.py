@@ -5,13 +5,12 @@ each residual branch. The weights are the authors' Caffe models converted by Cha
 the stride sits in the 3x3 convolution (``arch='fb'``, fixed), pool1 is unpadded with
 ``cover_all`` and BN eps is 2e-5 (``compat='chainercv'``, the default).
 
-Arguments as for :mod:`cvzoo.models.classification.senet.se_resnet`; the only weights
+Arguments as for :mod:`cvzoo.models.classification.resnet.se_resnet`; the only weights
 key is ``'imagenet'``.
 """
 
 from cvzoo.models import zoo
-from cvzoo.models.classification.resnet import resnet
-from cvzoo.models.classification.senet import se_resnet
+from cvzoo.models.classification.resnet import resnet, se_resnet
 
 
 @zoo.register('se_resnext50', task='classification')

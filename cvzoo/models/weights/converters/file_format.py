@@ -26,7 +26,7 @@ import zipfile
 from cvzoo import errors
 from cvzoo.core.serializers import hdf5 as hdf5_serializer
 from cvzoo.core.serializers import npz as npz_serializer
-from cvzoo.models.converters import darknet, safetensors_file, torch_pth
+from cvzoo.models.weights.converters import darknet, safetensors_file, torch_pth
 
 FORMATS = ('torch_zip', 'torch_legacy', 'npz', 'hdf5', 'darknet_weights', 'safetensors')
 

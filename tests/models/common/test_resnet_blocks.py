@@ -3,7 +3,7 @@ import pytest
 
 import cvzoo.core as C
 from cvzoo.core import config
-from cvzoo.models.classification.resnet import blocks
+from cvzoo.models.common import resnet_blocks
 
 
 def _trained_like(block, rng):
@@ -19,11 +19,11 @@ def _trained_like(block, rng):
 def test_inference_in_place_add_relu_matches_the_graph_path(residual_conv, add_seblock,
                                                             rng, monkeypatch):
     calls = []
-    real = blocks._add_relu_in_place
-    monkeypatch.setattr(blocks, '_add_relu_in_place',
+    real = resnet_blocks._add_relu_in_place
+    monkeypatch.setattr(resnet_blocks, '_add_relu_in_place',
                         lambda h, shortcut: (calls.append(h.shape), real(h, shortcut)))
     in_channels = 8 if residual_conv else 16
-    block = blocks.Bottleneck(in_channels, 4, 16, residual_conv=residual_conv,
+    block = resnet_blocks.Bottleneck(in_channels, 4, 16, residual_conv=residual_conv,
                               add_seblock=add_seblock)
     x = rng.normal(size=(2, in_channels, 9, 9)).astype(numpy.float32)
     with config.using_config('train', False):
@@ -39,7 +39,7 @@ def test_inference_in_place_add_relu_matches_the_graph_path(residual_conv, add_s
 
 
 def test_shortcut_is_not_written(rng):
-    block = blocks.Bottleneck(16, 4, 16)
+    block = resnet_blocks.Bottleneck(16, 4, 16)
     x = rng.normal(size=(2, 16, 5, 5)).astype(numpy.float32)
     before = x.copy()
     with config.using_config('train', False), C.no_backprop_mode():

@@ -13,7 +13,8 @@ Each class takes ``n_class=None, pretrained_model=None`` and the keyword argumen
 """
 
 from cvzoo.models import zoo
-from cvzoo.models.classification.resnet import presets, resnet
+from cvzoo.models.classification.resnet import resnet
+from cvzoo.models.common import imagenet_presets
 
 NOTE = ('Caffe model of Hu et al. converted by ChainerCV; ChainerCV reports its score '
         'with the OpenCV resize.')
@@ -57,7 +58,7 @@ class SEResNet152(resnet.ResNet):
 
 def weights_of(file_stem, error, original):
     """The single ChainerCV 'imagenet' entry of an SENet."""
-    return {'imagenet': presets.chainercv_entry(
+    return {'imagenet': imagenet_presets.chainercv_entry(
         f'{file_stem}_imagenet_converted_2018_06_25.npz'
         if 'resnext' not in file_stem else f'{file_stem}_imagenet_converted_2018_06_28.npz',
         error, original=f'{original} %, Hu et al. 2018', notes=NOTE)}

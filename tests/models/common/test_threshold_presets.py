@@ -4,7 +4,7 @@ they are assigned."""
 import pytest
 
 from cvzoo import errors
-from cvzoo.models import threshold_presets
+from cvzoo.models.common import threshold_presets
 
 
 class _Model(threshold_presets.RCNNThresholdPresets):

@@ -5,7 +5,7 @@ The folder holds the two files of the zoo entry :data:`SHIPPED_WEIGHTS`
 picture ``dog.jpg`` (a dog, a bicycle and a car); ``README.md`` beside them gives their
 origin and licence. The entry's files are served from here before
 ``$CVZOO_WEIGHTS_MIRROR`` or their URL, once they match the entry's sha256
-(:func:`cvzoo.models.weight_files.fetch_weights`).
+(:func:`cvzoo.models.weights.weight_files.fetch_weights`).
 
 >>> os.path.basename(sample_image_path())
 'dog.jpg'

@@ -7,7 +7,7 @@ import numpy
 import pytest
 
 from cvzoo import errors
-from cvzoo.models.converters import file_format
+from cvzoo.models.weights.converters import file_format
 from tests.helpers import pth_writer
 
 ARRAY = numpy.arange(12, dtype=numpy.float32).reshape(3, 4)
