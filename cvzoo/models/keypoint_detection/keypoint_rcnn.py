@@ -31,13 +31,12 @@ from cvzoo import errors
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_keypoint_names import coco_keypoint_names
 from cvzoo.models import zoo
-from cvzoo.models.detection import detector, torchvision_resnet_fpn
+from cvzoo.models.detection import detector, torchvision_resnet_fpn, torchvision_transform
 from cvzoo.models.detection.faster_rcnn import (
     torchvision_box_head,
     torchvision_fpn,
     torchvision_names,
 )
-from cvzoo.models.detection.retinanet import preprocessing
 from cvzoo.models.keypoint_detection import heatmap_decoding, keypoint_detector, keypoint_head
 from cvzoo.models.weights import pretrained
 from cvzoo.models.weights.converters import file_format
@@ -136,11 +135,11 @@ class KeypointRCNNResNet50FPN(L.Chain, keypoint_detector.KeypointDetector):
 
     def prepare(self, img):
         """(3, H, W) RGB in [0, 255] -> normalised and resized (3, H', W') float32."""
-        return preprocessing.prepare_image(img, self.min_size, self.max_size)
+        return torchvision_transform.prepare_image(img, self.min_size, self.max_size)
 
     def pad_batch(self, prepared):
         """Prepared images -> (B, 3, H, W) NumPy batch, zero-padded to multiples of 32."""
-        return preprocessing.pad_batch(prepared, self.pad_stride)
+        return torchvision_transform.pad_batch(prepared, self.pad_stride)
 
     def features(self, x):
         """The FPN's maps of a prepared batch (the box part's)."""

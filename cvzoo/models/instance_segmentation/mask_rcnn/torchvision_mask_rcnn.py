@@ -28,13 +28,16 @@ from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_instance_segmentation_label_names
 from cvzoo.models import zoo
 from cvzoo.models.classification.resnet import name_mapping as resnet_names
-from cvzoo.models.detection import torchvision_coco_classes, torchvision_resnet_fpn
+from cvzoo.models.detection import (
+    torchvision_coco_classes,
+    torchvision_resnet_fpn,
+    torchvision_transform,
+)
 from cvzoo.models.detection.faster_rcnn import (
     torchvision_box_head,
     torchvision_fpn,
     torchvision_names,
 )
-from cvzoo.models.detection.retinanet import preprocessing
 from cvzoo.models.instance_segmentation import instance_segmenter, mask_paste
 from cvzoo.models.instance_segmentation.mask_rcnn import mask_head
 
@@ -126,11 +129,11 @@ class MaskRCNNResNet50FPN(L.Chain, instance_segmenter.InstanceSegmenter):
 
     def prepare(self, img):
         """(3, H, W) RGB in [0, 255] -> normalised and resized (3, H', W') float32."""
-        return preprocessing.prepare_image(img, self.min_size, self.max_size)
+        return torchvision_transform.prepare_image(img, self.min_size, self.max_size)
 
     def pad_batch(self, prepared):
         """Prepared images -> (B, 3, H, W) NumPy batch, zero-padded to multiples of 32."""
-        return preprocessing.pad_batch(prepared, self.pad_stride)
+        return torchvision_transform.pad_batch(prepared, self.pad_stride)
 
     def features(self, x):
         """The FPN's maps of a prepared batch (the box part's)."""
