@@ -163,6 +163,14 @@ class KeypointRCNNResNet50FPN(L.Chain, keypoint_detector.KeypointDetector):
         self.keypoint_head.to_device(self.device)
         self.point_names = None
 
+    def training_recipe(self, **hyper):
+        """How this model trains: torchvision's reference recipe
+        (:func:`~cvzoo.models.keypoint_detection.training_recipe.
+        keypoint_rcnn_training_recipe`)."""
+        from cvzoo.models.keypoint_detection import training_recipe
+
+        return training_recipe.keypoint_rcnn_training_recipe(self, **hyper)
+
     def detect_points(self, x, sizes, prepared):
         """Per image ``(bboxes, points, point_scores, labels, scores)`` of the batch
         ``x``: the box part's detections and their keypoints (host arrays), boxes and

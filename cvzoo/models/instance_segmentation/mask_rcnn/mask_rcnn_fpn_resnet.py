@@ -110,6 +110,13 @@ class MaskRCNNFPNResNet(L.Chain, instance_segmenter.InstanceSegmenter):
         convert_weights`): ChainerCV's files name the mask head as cvzoo does."""
         return fpn_resnet.convert_weights(self, raw, source)
 
+    def training_recipe(self, **hyper):
+        """How this model trains: ChainerCV's FPN recipe
+        (:func:`~.training_recipe.chainercv_mask_rcnn_training_recipe`)."""
+        from cvzoo.models.instance_segmentation.mask_rcnn import training_recipe
+
+        return training_recipe.chainercv_mask_rcnn_training_recipe(self, **hyper)
+
     def segment(self, x, sizes, prepared):
         """Per image ``(probs, bboxes, labels, scores)`` of the batch ``x``: the
         detections of the box part (host arrays) and their (R, 28, 28) mask

@@ -159,6 +159,13 @@ class MaskRCNNResNet50FPN(L.Chain, instance_segmenter.InstanceSegmenter):
         bboxes = [bbox * ratio[[1, 0, 1, 0]] for bbox, ratio in zip(bboxes, ratios)]
         return probs, bboxes, labels, scores
 
+    def training_recipe(self, **hyper):
+        """How this model trains: torchvision's reference recipe
+        (:func:`~.training_recipe.torchvision_mask_rcnn_training_recipe`)."""
+        from cvzoo.models.instance_segmentation.mask_rcnn import training_recipe
+
+        return training_recipe.torchvision_mask_rcnn_training_recipe(self, **hyper)
+
     def paste_masks(self, prob, bbox, size):
         """torchvision's paste (:func:`mask_paste.paste_masks_torchvision`)."""
         return mask_paste.paste_masks_torchvision(prob, bbox, size)
