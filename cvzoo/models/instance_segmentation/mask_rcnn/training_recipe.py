@@ -37,6 +37,9 @@ from cvzoo.transforms.instance_segmentation_transform import MaskRCNNTransform
 LOSS_KEYS = ('main/loss', 'main/loss/rpn_loc', 'main/loss/rpn_conf', 'main/loss/head_loc',
              'main/loss/head_conf', 'main/loss/mask')
 # ChainerCV's examples/fpn: 90,000 iterations of 16 images, steps at 60,000 and 80,000
+CHAINERCV_LR = 0.02
+CHAINERCV_BATCHSIZE = 16
+CHAINERCV_WEIGHT_DECAY = 1e-4
 CHAINERCV_ITERATIONS = 90000
 CHAINERCV_LR_STEPS = (fractions.Fraction(2, 3), fractions.Fraction(8, 9))
 CHAINERCV_WARMUP = 500
@@ -84,8 +87,10 @@ def freeze_fpn_resnet_stem(chain):
             link.disable_update()
 
 
-def _converter(model):
-    # masks (3) and sizes (4) stay on the host, where the chains cut their targets
+def padded_batches(model):
+    """The converter of the Mask R-CNN chains: :class:`MaskRCNNRecipeTransform`'s
+    examples, images padded by ``model.pad_batch``; the masks (3) and sizes (4) stay on
+    the host, where the chains cut their targets."""
     return convert.PadImages(model.pad_batch, host_fields=(3, 4))
 
 
@@ -102,8 +107,9 @@ def chainercv_mask_rcnn_training_recipe(model, **hyper):
         train_chain=mask_rcnn_train_chain.MaskRCNNTrainChain(model),
         transform=MaskRCNNRecipeTransform(model, hyper.get('seed', 0),
                                           hyper.get('augment', True)),
-        converter=_converter(model), optimizer='momentum_sgd', lr=0.02, batchsize=16,
-        momentum=0.9, weight_decay=1e-4, iterations=CHAINERCV_ITERATIONS,
+        converter=padded_batches(model), optimizer='momentum_sgd', lr=CHAINERCV_LR,
+        batchsize=CHAINERCV_BATCHSIZE, momentum=0.9, weight_decay=CHAINERCV_WEIGHT_DECAY,
+        iterations=CHAINERCV_ITERATIONS,
         schedule='multistep', lr_steps=CHAINERCV_LR_STEPS, lr_factor=0.1,
         warmup_iterations=CHAINERCV_WARMUP, warmup_start_ratio=CHAINERCV_WARMUP_START_RATIO,
         loss_keys=LOSS_KEYS, freeze=freeze_fpn_resnet_stem if freeze else None)
@@ -123,7 +129,7 @@ def torchvision_mask_rcnn_training_recipe(model, **hyper):
             model, roi_n_sample=hyper.get('roi_n_sample', 512)),
         transform=MaskRCNNRecipeTransform(model, hyper.get('seed', 0),
                                           hyper.get('augment', True)),
-        converter=_converter(model), optimizer='momentum_sgd', lr=0.02, batchsize=16,
+        converter=padded_batches(model), optimizer='momentum_sgd', lr=0.02, batchsize=16,
         momentum=0.9, weight_decay=1e-4,
         iterations=TORCHVISION_EPOCHS * TORCHVISION_EPOCH_ITERATIONS, schedule='multistep',
         lr_steps=TORCHVISION_LR_STEPS, lr_factor=0.1, warmup_iterations=TORCHVISION_WARMUP,
