@@ -23,13 +23,9 @@ from cvzoo.datasets.registry import load_detection_training_splits
 from cvzoo.datasets.transform_dataset import TransformDataset
 from cvzoo.evaluators.detection_evaluators import DetectionVOCEvaluator
 from cvzoo.models import zoo
-from cvzoo.models.detection.faster_rcnn import train_chain
-from cvzoo.models.detection.faster_rcnn.augmentation import FasterRCNNTransform
 from cvzoo.models.detection.train_detector import train_detector
 
 MODELS = ('faster_rcnn_vgg16', 'faster_rcnn_fpn_resnet50', 'faster_rcnn_fpn_resnet101')
-PARTS = {'faster_rcnn_vgg16': ('rpn_loc', 'rpn_cls', 'roi_loc', 'roi_cls')}
-FPN_PARTS = ('rpn_loc', 'rpn_conf', 'head_loc', 'head_conf')
 
 
 def main(argv=None):
@@ -41,15 +37,15 @@ def main(argv=None):
     sizes = {'min_size': args.min_size, 'max_size': args.max_size}
     model = zoo.get_model(args.model, pretrained_model=args.pretrained_model,
                           n_fg_class=len(label_names), **sizes)
-    fpn = args.model != 'faster_rcnn_vgg16'
-    chain = (train_chain.FasterRCNNFPNTrainChain if fpn else train_chain.FasterRCNNTrainChain)
-    optimizer = MomentumSGD(lr=args.lr).setup(chain(model))
+    # the recipe's train chain, and its transform with the boxes in the model's convention
+    recipe = model.training_recipe(seed=args.seed)
+    optimizer = MomentumSGD(lr=args.lr).setup(recipe.train_chain)
     optimizer.add_hook(WeightDecay(5e-4))
-    keys = ['main/loss'] + [f'main/loss/{p}' for p in PARTS.get(args.model, FPN_PARTS)]
     trainer = train_detector(
-        model, optimizer, TransformDataset(train, FasterRCNNTransform(model, args.seed)),
-        label_names, out=args.out, batchsize=1, iteration=args.iteration, loss_keys=keys,
-        lr_steps=(fractions.Fraction(5, 7),), device=args.device, seed=args.seed,
+        model, optimizer, TransformDataset(train, recipe.transform),
+        label_names, out=args.out, batchsize=1, iteration=args.iteration,
+        loss_keys=list(recipe.loss_keys), lr_steps=(fractions.Fraction(5, 7),),
+        converter=recipe.converter, device=args.device, seed=args.seed,
         cuda_graph=args.cuda_graph,
         resume=args.resume, model_name=args.model, model_kwargs=sizes,
         guard=fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False))

@@ -21,10 +21,9 @@ from cvzoo.datasets.registry import load_detection_training_splits
 from cvzoo.datasets.transform_dataset import TransformDataset
 from cvzoo.evaluators.detection_evaluators import DetectionVOCEvaluator
 from cvzoo.models import zoo
-from cvzoo.models.detection.ssd import augmentation, train_chain
 from cvzoo.models.detection.train_detector import train_detector
 
-MODELS = ('ssd300', 'ssd512', 'ssd_tiny')  # registry names of the SSDs SSDTrainChain trains
+MODELS = ('ssd300', 'ssd512', 'ssd_tiny')  # registry names of the SSDs trained here
 PARTS = ['main/loss', 'main/loss/loc', 'main/loss/conf']
 
 
@@ -48,13 +47,13 @@ def main(argv=None):
     extra = {'insize': args.insize} if args.model == 'ssd_tiny' else {}
     model = zoo.get_model(args.model, pretrained_model=args.pretrained_model,
                           n_fg_class=len(label_names), **extra)
-    optimizer = _optimizer(args, train_chain.SSDTrainChain(model))
-    transform = augmentation.SSDTransform(model.coder, model.insize, model.mean,
-                                          max_expand_ratio=args.max_expand_ratio)
+    # the recipe's transform encodes the targets in the model's box convention
+    recipe = model.training_recipe(seed=args.seed, max_expand_ratio=args.max_expand_ratio)
+    optimizer = _optimizer(args, recipe.train_chain)
     # Adam's step size is alpha: only SGD's lr is shifted
     steps = (fractions.Fraction(2, 3), fractions.Fraction(5, 6)) if args.optimizer == 'sgd' else ()
     trainer = train_detector(
-        model, optimizer, TransformDataset(train, transform), label_names, out=args.out,
+        model, optimizer, TransformDataset(train, recipe.transform), label_names, out=args.out,
         batchsize=args.batchsize, iteration=args.iteration, loss_keys=PARTS, lr_steps=steps,
         device=args.device, communicator=args.communicator, seed=args.seed,
         cuda_graph=args.cuda_graph,

@@ -27,9 +27,8 @@ from cvzoo.datasets.registry import load_detection_training_splits
 from cvzoo.datasets.transform_dataset import TransformDataset
 from cvzoo.evaluators.detection_evaluators import DetectionVOCEvaluator
 from cvzoo.models import zoo
-from cvzoo.models.detection.darknet import darknet_detector, train_chain
+from cvzoo.models.detection.darknet import darknet_detector
 from cvzoo.models.detection.train_detector import train_detector
-from cvzoo.models.detection.yolo import augmentation
 
 PARTS = ['main/loss', 'main/loss/xy', 'main/loss/wh', 'main/loss/obj', 'main/loss/cls']
 # zoo models whose constructor takes ``insize``: it is saved with the trained weights
@@ -63,14 +62,15 @@ def main(argv=None):
     train, test, label_names = load_detection_training_splits(args.dataset)
     train_options.check_batchsize(args.batchsize, len(train), args.dataset)
     model = _model(args, len(label_names))
-    optimizer = MomentumSGD(lr=args.lr, momentum=0.9).setup(train_chain.YOLOTrainChain(model))
+    # the recipe's transform gives the boxes in the model's box convention
+    recipe = model.training_recipe(seed=args.seed, jitter=args.jitter)
+    optimizer = MomentumSGD(lr=args.lr, momentum=0.9).setup(recipe.train_chain)
     optimizer.add_hook(WeightDecay(5e-4))
-    transform = augmentation.YOLOTransform(model.insize, jitter=args.jitter, seed=args.seed)
     trainer = train_detector(
-        model, optimizer, TransformDataset(train, transform), label_names, out=args.out,
+        model, optimizer, TransformDataset(train, recipe.transform), label_names, out=args.out,
         batchsize=args.batchsize, iteration=args.iteration, epoch=args.epoch, loss_keys=PARTS,
         lr_steps=(fractions.Fraction(4, 5), fractions.Fraction(9, 10)),
-        converter=augmentation.yolo_converter, device=args.device,
+        converter=recipe.converter, device=args.device,
         communicator=args.communicator, seed=args.seed, resume=args.resume,
         cuda_graph=args.cuda_graph,
         # a cfg model is rebuilt from its cfg, not the registry: its weights only

@@ -24,7 +24,7 @@ def test_inference_in_place_add_relu_matches_the_graph_path(residual_conv, add_s
                         lambda h, shortcut: (calls.append(h.shape), real(h, shortcut)))
     in_channels = 8 if residual_conv else 16
     block = resnet_blocks.Bottleneck(in_channels, 4, 16, residual_conv=residual_conv,
-                              add_seblock=add_seblock)
+                                     add_seblock=add_seblock)
     x = rng.normal(size=(2, in_channels, 9, 9)).astype(numpy.float32)
     with config.using_config('train', False):
         block(x)  # initialise lazily shaped parameters

@@ -24,7 +24,8 @@ def test_cell_anchors_of_p3_by_hand():
 
 def test_half_values_round_to_even():
     # size 45 at ratio 1: half 22.5 -> 22 (torch.round and numpy.round: half to even)
-    numpy.testing.assert_array_equal(torchvision_anchors.cell_anchors((45,), (1.0,)), [[-22, -22, 22, 22]])
+    numpy.testing.assert_array_equal(torchvision_anchors.cell_anchors((45,), (1.0,)),
+                                     [[-22, -22, 22, 22]])
 
 
 def test_level_anchors_row_major_cells_then_anchors():

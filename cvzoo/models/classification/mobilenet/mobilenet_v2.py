@@ -147,7 +147,7 @@ def torchvision_table():
 
 MobileNetV2.weights = {
     'imagenet': imagenet_presets.torchvision_entry('mobilenet_v2-b0353104.pth', 71.878,
-                                          page='mobilenet_v2'),
+                                                   page='mobilenet_v2'),
     'imagenet_v2': imagenet_presets.torchvision_entry('mobilenet_v2-7ebf99e0.pth', 72.154,
-                                             page='mobilenet_v2', v2=True),
+                                                      page='mobilenet_v2', v2=True),
 }

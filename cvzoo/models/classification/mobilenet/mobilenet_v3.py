@@ -135,7 +135,7 @@ def torchvision_table():
 
 MobileNetV3Large.weights = {
     'imagenet': imagenet_presets.torchvision_entry('mobilenet_v3_large-8738ca79.pth', 74.042,
-                                          page='mobilenet_v3_large'),
+                                                   page='mobilenet_v3_large'),
     'imagenet_v2': imagenet_presets.torchvision_entry('mobilenet_v3_large-5c1a4163.pth', 75.274,
-                                             page='mobilenet_v3_large', v2=True),
+                                                      page='mobilenet_v3_large', v2=True),
 }

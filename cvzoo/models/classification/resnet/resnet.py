@@ -97,7 +97,7 @@ class ResNet(image_classifier.ImageClassifier):
         for stage, (n_block, mid) in enumerate(zip(self._blocks[n_layer], self._mid_channels)):
             out_channels = 256 * 2 ** stage
             stage_block = resnet_blocks.ResBlock(n_block, in_channels, mid, out_channels,
-                                          1 if stage == 0 else 2, **kwargs)
+                                                 1 if stage == 0 else 2, **kwargs)
             setattr(self, f'res{stage + 2}', stage_block)
             in_channels = out_channels
         self.pool5 = functools.partial(F.mean, axis=(2, 3))
@@ -190,7 +190,8 @@ def _resnet_weights(n_layer, torchvision, he_error, chainercv_error):
     (v1_file, v1_top1), (v2_file, v2_top1) = torchvision
     return {
         'imagenet': imagenet_presets.torchvision_entry(v1_file, v1_top1, page='resnet'),
-        'imagenet_v2': imagenet_presets.torchvision_entry(v2_file, v2_top1, page='resnet', v2=True),
+        'imagenet_v2': imagenet_presets.torchvision_entry(v2_file, v2_top1, page='resnet',
+                                                          v2=True),
         'imagenet_he': imagenet_presets.chainercv_entry(
             f'resnet{n_layer}_imagenet_converted_2018_03_07.npz', he_error[0],
             original=f'{he_error[1]} %, He et al. 2016', notes=_HE_NOTE),

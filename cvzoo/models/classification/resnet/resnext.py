@@ -27,7 +27,7 @@ class ResNeXt50_32x4d(resnet.ResNet):
 
 ResNeXt50_32x4d.weights = {
     'imagenet': imagenet_presets.torchvision_entry('resnext50_32x4d-7cdf4587.pth', 77.618,
-                                          page='resnext'),
+                                                   page='resnext'),
     'imagenet_v2': imagenet_presets.torchvision_entry('resnext50_32x4d-1a0047aa.pth', 81.198,
-                                             page='resnext', v2=True),
+                                                      page='resnext', v2=True),
 }

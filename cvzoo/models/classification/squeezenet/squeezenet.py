@@ -161,9 +161,9 @@ class SqueezeNet1_1(SqueezeNet):  # torchvision's name
 
 SqueezeNet1_0.weights = {
     'imagenet': imagenet_presets.torchvision_entry('squeezenet1_0-b66bff10.pth', 58.092,
-                                          page='squeezenet1_0'),
+                                                   page='squeezenet1_0'),
 }
 SqueezeNet1_1.weights = {
     'imagenet': imagenet_presets.torchvision_entry('squeezenet1_1-b8a52dc0.pth', 58.178,
-                                          page='squeezenet1_1'),
+                                                   page='squeezenet1_1'),
 }

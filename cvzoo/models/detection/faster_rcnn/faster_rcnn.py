@@ -132,6 +132,12 @@ class FasterRCNN(L.Chain, detector.Detector):
         """
         return decode(self, outputs, sizes, scales)
 
+    def training_recipe(self, **hyper):
+        """How this detector trains: a ``TrainingRecipe``, ``faster_rcnn_vgg16_training_recipe`` of
+        :mod:`~cvzoo.models.detection.faster_rcnn.training_recipe`."""
+        from cvzoo.models.detection.faster_rcnn import training_recipe
+        return training_recipe.faster_rcnn_vgg16_training_recipe(self, **hyper)
+
     def reset_head(self, n_fg_class):
         """Re-make the head's class-dependent layers for ``n_fg_class`` classes."""
         reset_head(self, n_fg_class)

@@ -136,6 +136,13 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
         classes; the label names are dropped)."""
         reset_head(self, n_fg_class)
 
+    def training_recipe(self, **hyper):
+        """How this detector trains: a ``TrainingRecipe``,
+        ``torchvision_faster_rcnn_training_recipe`` of
+        :mod:`~cvzoo.models.detection.faster_rcnn.training_recipe`."""
+        from cvzoo.models.detection.faster_rcnn import training_recipe
+        return training_recipe.torchvision_faster_rcnn_training_recipe(self, **hyper)
+
     def features(self, x):
         """(B, 3, H, W) prepared batch, H and W multiples of 32 -> P2 ... P6 Variables
         (:func:`features`)."""

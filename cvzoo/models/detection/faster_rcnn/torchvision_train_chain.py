@@ -69,7 +69,7 @@ class FasterRCNNResNet50FPNTrainChain(L.Chain):
             imgs (array): (B, 3, H, W) float32 prepared images (``model.prepare`` each,
                 ``model.pad_batch``), on the model's device.
             bboxes (list of array): per image (R_i, 4) float32 boxes in ``imgs``' pixels;
-                R_i may be 0; in the model's ``box_convention`` (as
+                R_i may be 0; in the model's box convention (as
                 ``ResizeFlipTransform`` gives them; the chain takes them as they are).
             labels (list of array): per image (R_i,) int32 labels in [0, n_fg_class).
             sizes (list of pairs of int or None): each image's (H, W) before padding.

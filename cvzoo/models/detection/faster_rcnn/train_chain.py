@@ -106,7 +106,7 @@ class FasterRCNNTrainChain(_TrainChainBase):
         Args:
             imgs (array): (B, 3, H, W) float32 prepared images (resized, mean subtracted).
             bboxes (list of array): per image (R_i, 4) float32 boxes in ``imgs``' pixels,
-                x first, R_i >= 1, in the model's ``box_convention`` (as
+                x first, R_i >= 1, in the model's box convention (as
                 ``ResizeFlipTransform`` gives them; the chain takes them as they are).
             labels (list of array): per image (R_i,) int32 labels in [0, n_fg_class).
             scales (sequence of float or None): per image, the resize factor (scales the

@@ -116,6 +116,12 @@ class RetinaNetResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPND
         self.head.to_device(self.device)
         self.label_names = None
 
+    def training_recipe(self, **hyper):
+        """How this detector trains: a ``TrainingRecipe``, see
+        :func:`~cvzoo.models.detection.retinanet.training_recipe.retinanet_training_recipe`."""
+        from cvzoo.models.detection.retinanet import training_recipe
+        return training_recipe.retinanet_training_recipe(self, **hyper)
+
     def forward(self, x, sizes=None):
         """(B, 3, H, W) prepared batch, H and W multiples of 32 -> per level ``locs``
         (B, K_l, 4) and ``confs`` (B, K_l, n_fg_class) Variables and ``anchors``
@@ -126,7 +132,7 @@ class RetinaNetResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPND
             hs = self.extractor(x)
         locs, confs = self.head(hs)
         level_anchors = torchvision_anchors.retinanet_anchors(self.xp, x.shape[2:],
-                                                  [h.shape[2:] for h in hs])
+                                                              [h.shape[2:] for h in hs])
         return locs, confs, level_anchors
 
     def decode(self, outputs, sizes):
@@ -205,7 +211,8 @@ class RetinaNetResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPND
         """
         if source in ('torchvision', 'torch'):
             expected = set(dictionary.state_arrays(self))
-            return torchvision_fpn_names.convert_torchvision(raw, self.head.n_anchor, source, expected)
+            return torchvision_fpn_names.convert_torchvision(raw, self.head.n_anchor, source,
+                                                             expected)
         if source == 'cvzoo':
             return {key.removeprefix('/'): value for key, value in raw.items()}
         raise ValueError(f"source: expected 'torchvision', 'torch' or 'cvzoo' for RetinaNet "
@@ -217,9 +224,10 @@ RetinaNetResNet50FPN.weights = {
         url='https://download.pytorch.org/models/retinanet_resnet50_fpn_coco-eeacb38b.pth',
         sha256='eeacb38b', source_format='torch_pth', n_class=80,
         label_names=tuple(coco_bbox_label_names),
-        preset=zoo.Preset(size=800, mean=tuple(255 * m for m in torchvision_transform.IMAGENET_MEAN),
-                          std=tuple(255 * s for s in torchvision_transform.IMAGENET_STD),
-                          interpolation='bilinear', resize_backend='cvzoo'),
+        preset=zoo.Preset(
+            size=800, mean=tuple(255 * m for m in torchvision_transform.IMAGENET_MEAN),
+            std=tuple(255 * s for s in torchvision_transform.IMAGENET_STD),
+            interpolation='bilinear', resize_backend='cvzoo'),
         reported=zoo.Score('map_coco', 0.364, 'coco_val2017',
                            'torchvision docs, RetinaNet_ResNet50_FPN_Weights.COCO_V1 '
                            '(box_map 36.4, COCO val2017)'),

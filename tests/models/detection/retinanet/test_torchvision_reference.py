@@ -70,8 +70,8 @@ def test_resized_size_is_torchvisions(torchvision):
     sizes += [(375, 500), (500, 375), (61, 47), (427, 640)]
     for size in sizes:
         image_list, _ = transform([torch.zeros((1,) + size)])
-        assert torchvision_transform.resized_size(size, 800, 1333) == tuple(image_list.image_sizes[0]), \
-            size
+        resized = torchvision_transform.resized_size(size, 800, 1333)
+        assert resized == tuple(image_list.image_sizes[0]), size
 
 
 @pytest.fixture(scope='module')

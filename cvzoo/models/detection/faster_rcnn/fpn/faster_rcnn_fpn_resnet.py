@@ -70,6 +70,12 @@ class FasterRCNNFPNResNet(faster_rcnn.FasterRCNN):
         """Per image, the factor decode() divides RoIs by (:func:`input_scales`)."""
         return input_scales(self, sizes)
 
+    def training_recipe(self, **hyper):
+        """How this detector trains: a ``TrainingRecipe``, ``faster_rcnn_fpn_training_recipe`` of
+        :mod:`~cvzoo.models.detection.faster_rcnn.training_recipe`."""
+        from cvzoo.models.detection.faster_rcnn import training_recipe
+        return training_recipe.faster_rcnn_fpn_training_recipe(self, **hyper)
+
     def convert_weights(self, raw, source):
         """The zoo's conversion hook (:func:`convert_weights`)."""
         return convert_weights(self, raw, source)

@@ -11,7 +11,7 @@ import numpy
 import pytest
 
 from cvzoo.models import get_model, zoo
-from cvzoo.models.detection.darknet.yolo_fastest import YoloFastest, YoloFastestXL
+from cvzoo.models.detection.yolo.yolo_fastest import YoloFastest, YoloFastestXL
 from cvzoo.models.weights.trained_model import save_trained_model
 from cvzoo.utils.image import read_image
 

@@ -2,7 +2,7 @@
 
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
-from cvzoo.models.segmentation.fcn import name_mapping
+from cvzoo.models.segmentation import torchvision_names
 
 BN_KWARGS = {'eps': 1e-5}  # torchvision's BatchNorm2d
 DROPOUT_RATIO = 0.1
@@ -37,5 +37,5 @@ class FCNHead(L.Chain):
 
     def add_torchvision_names(self, table, torch_prefix, cvzoo_prefix):
         """Add this head's torchvision names (``{torch_prefix}.0/.1/.4``) to ``table``."""
-        name_mapping.conv_bn(table, torch_prefix, f'{cvzoo_prefix}/conv')
+        torchvision_names.conv_bn(table, torch_prefix, f'{cvzoo_prefix}/conv')
         table[f'{torch_prefix}.4'] = (f'{cvzoo_prefix}/classifier', 'conv')

@@ -9,9 +9,13 @@ input size.
 
 import cvzoo.core.functions as F
 from cvzoo.core import initializers
-from cvzoo.models.segmentation import segmentation_model
-from cvzoo.models.segmentation.fcn import dilated_resnet, name_mapping, presets
-from cvzoo.models.segmentation.fcn.fcn_head import FCNHead
+from cvzoo.models.segmentation import (
+    segmentation_model,
+    torchvision_dilated_resnet,
+    torchvision_names,
+    torchvision_presets,
+)
+from cvzoo.models.segmentation.fcn_head import FCNHead
 
 
 class DilatedResNetSegmenter(segmentation_model.SegmentationModel):
@@ -42,7 +46,7 @@ class DilatedResNetSegmenter(segmentation_model.SegmentationModel):
     """
 
     head_class = None
-    preset = presets.TORCHVISION_PRESET
+    preset = torchvision_presets.TORCHVISION_PRESET
 
     def __init__(self, n_layer, n_class=None, pretrained_model=None, *, aux=True, source=None,
                  initialW=None):
@@ -53,7 +57,7 @@ class DilatedResNetSegmenter(segmentation_model.SegmentationModel):
         # NOTE: zeros are cheaper than random numbers about to be replaced
         backbone_initialW = initializers.Zero() if pretrained_model else self.initialW
         with self.init_scope():
-            self.backbone = dilated_resnet.DilatedResNet(n_layer, backbone_initialW)
+            self.backbone = torchvision_dilated_resnet.DilatedResNet(n_layer, backbone_initialW)
         self.reset_head(built_n_class)
         self._load_pretrained(pretrained_model, n_class, source)
 
@@ -70,7 +74,7 @@ class DilatedResNetSegmenter(segmentation_model.SegmentationModel):
 
     def input_size(self, img):
         """(h, w) the network sees: the shorter side at the preset's size."""
-        return presets.input_size(self.preset, img)
+        return torchvision_presets.input_size(self.preset, img)
 
     def forward(self, x):
         """Class scores of (B, 3, H, W) standardised RGB images.
@@ -98,8 +102,8 @@ class DilatedResNetSegmenter(segmentation_model.SegmentationModel):
 
     def torchvision_table(self):
         """torchvision module path -> (cvzoo link path, kind) of this model."""
-        table = name_mapping.resnet_table({}, dilated_resnet.N_BLOCKS[self.n_layer],
-                                          'backbone', 'backbone')
+        n_blocks = torchvision_dilated_resnet.N_BLOCKS[self.n_layer]
+        table = torchvision_names.resnet_table({}, n_blocks, 'backbone', 'backbone')
         self.classifier.add_torchvision_names(table, 'classifier', 'classifier')
         if self.aux:
             self.aux_classifier.add_torchvision_names(table, 'aux_classifier', 'aux_classifier')
@@ -112,10 +116,10 @@ class DilatedResNetSegmenter(segmentation_model.SegmentationModel):
             ValueError: an unknown ``source``.
             cvzoo.errors.WeightLoadError: every unused key and every missing parameter.
         """
-        if source in name_mapping.TORCH_SOURCES:
+        if source in torchvision_names.TORCH_SOURCES:
             drop = () if self.aux else ('aux_classifier.',)
-            return name_mapping.convert(self, raw, self.torchvision_table(),
-                                        f'{type(self).__name__} weights', drop)
+            return torchvision_names.convert(self, raw, self.torchvision_table(),
+                                             f'{type(self).__name__} weights', drop)
         if source == 'cvzoo':
             return {k.removeprefix('/'): v for k, v in raw.items()}
         raise ValueError(f"source: expected 'torchvision', 'torch' or 'cvzoo', got {source!r}")

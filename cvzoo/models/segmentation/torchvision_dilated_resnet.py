@@ -37,10 +37,10 @@ def dilated_stage(n_block, in_channels, mid_channels, out_channels, *, stride=1,
     stage = PickableSequentialChain()
     with stage.init_scope():
         stage.a = resnet_blocks.Bottleneck(in_channels, mid_channels, out_channels, stride,
-                                    dilate=first_dilate, residual_conv=True, **common)
+                                           dilate=first_dilate, residual_conv=True, **common)
         for i in range(1, n_block):
-            setattr(stage, f'b{i}', resnet_blocks.Bottleneck(out_channels, mid_channels, out_channels,
-                                                      dilate=dilate, **common))
+            setattr(stage, f'b{i}', resnet_blocks.Bottleneck(
+                out_channels, mid_channels, out_channels, dilate=dilate, **common))
     return stage
 
 
