@@ -65,6 +65,14 @@ def test_a_batch_is_the_mean_of_its_images(build_small_model):
     assert losses[2] == pytest.approx((losses[0] + losses[1]) / 2, rel=1e-5)
 
 
+def test_a_list_of_images_needs_one_target_each(build_small_model):
+    recipe = _recipe(build_small_model)
+    x, bboxes, labels, masks, scales = recipe.converter(
+        [recipe.transform(example) for example in _examples(recipe)], 'cpu')
+    with pytest.raises(ValueError, match=r'one entry per image \(2\), got 1, 2, 2 and 2'):
+        recipe.train_chain(x, bboxes[:1], labels, masks, scales)
+
+
 def test_reference_numbers_and_hyper_check(build_small_model):
     recipe = _recipe(build_small_model)
     assert (recipe.lr, recipe.batchsize, recipe.weight_decay) == (1.25e-4, 1, 5e-4)
