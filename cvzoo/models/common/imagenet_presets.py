@@ -16,8 +16,10 @@ Presets:
 
 from cvzoo.datasets.imagenet import imagenet_label_names
 from cvzoo.models import zoo
-from cvzoo.models.classification import image_classifier
 
+# RGB on [0, 255]: 255 times torchvision's ImageNet mean and std
+IMAGENET_MEAN = (123.675, 116.28, 103.53)
+IMAGENET_STD = (58.395, 57.12, 57.375)
 TORCHVISION_URL = 'https://download.pytorch.org/models/'
 CHAINERCV_URL = 'https://chainercv-models.preferred.jp/'
 TORCHVISION_DOCS = 'torchvision docs, models/{} (ImageNet-1K acc@1, single 224 crop)'
@@ -26,12 +28,11 @@ CHAINERCV_DOCS = ('ChainerCV examples/classification/README.md, single center cr
 # RGB; the channel means of the mean image of github.com/KaimingHe/deep-residual-networks
 CHAINERCV_MEAN = (123.15163084, 115.90288257, 103.0626238)
 
-TORCHVISION_V1 = zoo.Preset(size=224, mean=image_classifier.IMAGENET_MEAN,
-                            std=image_classifier.IMAGENET_STD, interpolation='bilinear',
-                            resize_backend='pil', crop_fraction=0.875)
-TORCHVISION_V2 = zoo.Preset(size=224, mean=image_classifier.IMAGENET_MEAN,
-                            std=image_classifier.IMAGENET_STD, interpolation='bilinear',
-                            resize_backend='pil', crop_fraction=224 / 232)
+TORCHVISION_V1 = zoo.Preset(size=224, mean=IMAGENET_MEAN, std=IMAGENET_STD,
+                            interpolation='bilinear', resize_backend='pil', crop_fraction=0.875)
+TORCHVISION_V2 = zoo.Preset(size=224, mean=IMAGENET_MEAN, std=IMAGENET_STD,
+                            interpolation='bilinear', resize_backend='pil',
+                            crop_fraction=224 / 232)
 CHAINERCV = zoo.Preset(size=224, mean=CHAINERCV_MEAN, interpolation='bilinear',
                        resize_backend='cv2', crop_fraction=0.875)
 

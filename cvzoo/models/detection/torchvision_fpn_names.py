@@ -21,6 +21,7 @@ import re
 from cvzoo import errors
 from cvzoo.datasets.coco.coco_label_names import coco_label_to_category_id
 from cvzoo.models.classification.resnet import name_mapping as resnet_names
+from cvzoo.models.common import foreign_names
 
 TORCHVISION_COCO_CLASSES = 91
 _LEAF = {'weight': 'W', 'bias': 'b'}
@@ -116,8 +117,8 @@ def convert_torchvision(raw, n_anchor=9, source='torchvision', expected=None):
         raise errors.WeightLoadError(
             f'RetinaNet weights ({source} names): {len(unknown)} keys have no counterpart in '
             f'cvzoo: {", ".join(sorted(unknown))}')
-    arrays = resnet_names.map_keys(raw, map_key, source, 'RetinaNet weights')
+    arrays = foreign_names.map_keys(raw, map_key, source, 'RetinaNet weights')
     for name in ('head/conf/W', 'head/conf/b'):
         if name in arrays and arrays[name].shape[0] == n_anchor * TORCHVISION_COCO_CLASSES:
             arrays[name] = coco_rows(arrays[name], n_anchor)
-    return resnet_names.add_bn_counts(arrays)
+    return foreign_names.add_bn_counts(arrays)

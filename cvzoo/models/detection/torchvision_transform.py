@@ -16,9 +16,11 @@ import numpy
 
 import cvzoo.core.functions as F
 from cvzoo.core import config
+from cvzoo.models.common import imagenet_presets
 
-IMAGENET_MEAN = (0.485, 0.456, 0.406)
-IMAGENET_STD = (0.229, 0.224, 0.225)
+# on [0, 1], as torchvision normalises
+_MEAN = tuple(m / 255 for m in imagenet_presets.IMAGENET_MEAN)
+_STD = tuple(s / 255 for s in imagenet_presets.IMAGENET_STD)
 
 
 def resized_size(size, min_size, max_size):
@@ -31,7 +33,7 @@ def resized_size(size, min_size, max_size):
     return tuple(max(math.floor(n * scale), 1) for n in size)
 
 
-def prepare_image(img, min_size, max_size, mean=IMAGENET_MEAN, std=IMAGENET_STD):
+def prepare_image(img, min_size, max_size, mean=_MEAN, std=_STD):
     """(3, H, W) float RGB in [0, 255] -> (3, H', W') float32 normalised and resized."""
     img = numpy.asarray(img, numpy.float32) / numpy.float32(255)
     img = (img - numpy.asarray(mean, numpy.float32)[:, None, None]) \

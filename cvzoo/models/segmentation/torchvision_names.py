@@ -12,9 +12,9 @@ shape differs from the model's.
 
 from cvzoo import errors
 from cvzoo.core.serializers import dictionary
-from cvzoo.models.classification.resnet import name_mapping as resnet_name_mapping
+from cvzoo.models.common import foreign_names
 
-TORCH_SOURCES = resnet_name_mapping.TORCH_SOURCES
+TORCH_SOURCES = foreign_names.TORCH_SOURCES
 LEAVES = {
     'conv': {'weight': 'W', 'bias': 'b'},
     'bn': {'weight': 'gamma', 'bias': 'beta', 'running_mean': 'avg_mean',
@@ -83,7 +83,7 @@ def convert(model, raw, table, file_kind, drop_prefixes=()):
             unused.append(key)
         elif LEAVES[kind][leaf] is not None:
             arrays[f'{cvzoo_prefix}/{LEAVES[kind][leaf]}'] = value
-    arrays = resnet_name_mapping.add_bn_counts(arrays)
+    arrays = foreign_names.add_bn_counts(arrays)
     own = dictionary.DictionarySerializer()
     model.serialize(own)
     reverse = {cvzoo_prefix: (torch_prefix, kind)

@@ -14,12 +14,12 @@ resized back to the image's own size for predict().
 
 from cvzoo.datasets.voc import voc_label_names
 from cvzoo.models import zoo
-from cvzoo.models.classification import image_classifier
+from cvzoo.models.common import imagenet_presets
 
 TORCHVISION_URL = 'https://download.pytorch.org/models/'
 SHORTER_SIDE = 520
-TORCHVISION_PRESET = zoo.Preset(size=SHORTER_SIDE, mean=image_classifier.IMAGENET_MEAN,
-                                std=image_classifier.IMAGENET_STD, interpolation='bilinear',
+TORCHVISION_PRESET = zoo.Preset(size=SHORTER_SIDE, mean=imagenet_presets.IMAGENET_MEAN,
+                                std=imagenet_presets.IMAGENET_STD, interpolation='bilinear',
                                 resize_backend='pil')
 _SOURCE = ('torchvision docs, models/{page}: COCO-val2017-VOC-labels miou {miou} (pixel acc '
            '{pixel_acc}), i.e. the COCO val2017 images with a VOC category, labelled with the '

@@ -43,12 +43,12 @@ from cvzoo.core import config
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.models import zoo
+from cvzoo.models.common import imagenet_presets
 from cvzoo.models.detection import (
     box_coding,
     detector,
     fpn,
     torchvision_resnet_fpn,
-    torchvision_transform,
 )
 from cvzoo.models.detection.faster_rcnn import (
     torchvision_box_head,
@@ -354,8 +354,8 @@ FasterRCNNResNet50FPN.weights = {
         url='https://download.pytorch.org/models/fasterrcnn_resnet50_fpn_coco-258fb6c6.pth',
         sha256='258fb6c6', source_format='torch_pth', n_class=80,
         label_names=tuple(coco_bbox_label_names),
-        preset=zoo.Preset(size=800, mean=tuple(255 * m for m in torchvision_transform.IMAGENET_MEAN),
-                          std=tuple(255 * s for s in torchvision_transform.IMAGENET_STD),
+        preset=zoo.Preset(size=800, mean=imagenet_presets.IMAGENET_MEAN,
+                          std=imagenet_presets.IMAGENET_STD,
                           interpolation='bilinear', resize_backend='cvzoo'),
         reported=zoo.Score('map_coco', 0.370, 'coco_val2017',
                            'torchvision docs, FasterRCNN_ResNet50_FPN_Weights.COCO_V1 '

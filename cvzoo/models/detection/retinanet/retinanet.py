@@ -8,11 +8,11 @@ P3 ... P7 the shared heads score 9 anchors per cell (sizes 32 ... 512 at scales
 (box coder weights (1, 1, 1, 1)).
 
 predict(): the image is normalised and resized as torchvision does (see
-``preprocessing``), the batch padded to multiples of 32; then per image and level the
-(anchor, class) pairs scoring above ``score_thresh`` are ranked and the best
-``n_candidate`` (1000) kept, decoded and clipped to the resized image; per-class NMS at
-``nms_thresh`` over the levels, the ``max_detections`` (300) best, and the boxes are
-scaled back to the input image.
+:mod:`~cvzoo.models.detection.torchvision_transform`), the batch padded to multiples of
+32; then per image and level the (anchor, class) pairs scoring above ``score_thresh``
+are ranked and the best ``n_candidate`` (1000) kept, decoded and clipped to the resized
+image; per-class NMS at ``nms_thresh`` over the levels, the ``max_detections`` (300)
+best, and the boxes are scaled back to the input image.
 
 Labels: torchvision's 91-way head (COCO category ids, 'N/A' gaps) is cut to cvzoo's 80
 contiguous labels when the weights are converted; the 11 unused outputs were trained
@@ -34,13 +34,13 @@ from cvzoo.core import backend, config
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.models import zoo
+from cvzoo.models.common import imagenet_presets
 from cvzoo.models.detection import (
     box_coding,
     detector,
     torchvision_anchors,
     torchvision_fpn_names,
     torchvision_resnet_fpn,
-    torchvision_transform,
 )
 from cvzoo.models.detection.retinanet import heads, retinanet_fpn
 from cvzoo.models.weights import pretrained
@@ -225,8 +225,7 @@ RetinaNetResNet50FPN.weights = {
         sha256='eeacb38b', source_format='torch_pth', n_class=80,
         label_names=tuple(coco_bbox_label_names),
         preset=zoo.Preset(
-            size=800, mean=tuple(255 * m for m in torchvision_transform.IMAGENET_MEAN),
-            std=tuple(255 * s for s in torchvision_transform.IMAGENET_STD),
+            size=800, mean=imagenet_presets.IMAGENET_MEAN, std=imagenet_presets.IMAGENET_STD,
             interpolation='bilinear', resize_backend='cvzoo'),
         reported=zoo.Score('map_coco', 0.364, 'coco_val2017',
                            'torchvision docs, RetinaNet_ResNet50_FPN_Weights.COCO_V1 '

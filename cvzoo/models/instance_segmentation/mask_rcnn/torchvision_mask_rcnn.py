@@ -27,7 +27,7 @@ from cvzoo import errors
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_instance_segmentation_label_names
 from cvzoo.models import zoo
-from cvzoo.models.classification.resnet import name_mapping as resnet_names
+from cvzoo.models.common import foreign_names
 from cvzoo.models.detection import (
     torchvision_coco_classes,
     torchvision_resnet_fpn,
@@ -202,7 +202,7 @@ class MaskRCNNResNet50FPN(L.Chain, instance_segmenter.InstanceSegmenter):
                 unexpected.append(key)
             elif name is not None:
                 mask_arrays[name] = value
-        mask_arrays = resnet_names.add_bn_counts(mask_arrays)
+        mask_arrays = foreign_names.add_bn_counts(mask_arrays)
         missing = sorted(expected - box_expected - set(mask_arrays))
         if unexpected or missing:
             raise errors.WeightLoadError(
