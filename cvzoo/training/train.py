@@ -21,10 +21,18 @@ from cvzoo import errors
 from cvzoo.core import autocast as autocast_context
 from cvzoo.core import backend, device_random, optimizers
 from cvzoo.core.serializers import npz
-from cvzoo.core.training import extension, iterators, trainer as trainer_module, triggers
-from cvzoo.core.training import updaters
-from cvzoo.core.training.extensions import (Evaluator, FailOnNonNumber, LogReport, PlotReport,
-                                            PrintReport, ProgressBar, observe_value, snapshot)
+from cvzoo.core.training import extension, iterators, triggers, updaters
+from cvzoo.core.training import trainer as trainer_module
+from cvzoo.core.training.extensions import (
+    Evaluator,
+    FailOnNonNumber,
+    LogReport,
+    PlotReport,
+    PrintReport,
+    ProgressBar,
+    observe_value,
+    snapshot,
+)
 from cvzoo.datasets.transform_dataset import TransformDataset
 from cvzoo.models.weights.trained_model import save_trained_model
 from cvzoo.training import evaluation, schedule
