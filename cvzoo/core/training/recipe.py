@@ -27,24 +27,7 @@ from cvzoo.core.links.link import Link
 from cvzoo.core.training import convert
 
 OPTIMIZERS = ('momentum_sgd', 'sgd', 'adam')
-# the hyper keys every family's ``training_recipe`` accepts
-COMMON_HYPER_KEYS = ('seed', 'augment')
 SCHEDULES = ('multistep', 'cosine', 'constant', 'poly')
-
-
-def check_hyper(hyper, known):
-    """Refuse a key of ``model.training_recipe(**hyper)`` outside ``known``, naming it.
-
-    >>> check_hyper({'seed': 1}, COMMON_HYPER_KEYS)
-    >>> check_hyper({'sede': 1}, COMMON_HYPER_KEYS)
-    Traceback (most recent call last):
-    ...
-    cvzoo.errors.UsageError: training_recipe: unknown key 'sede'; known: ('seed', 'augment')
-    """
-    unknown = sorted(set(hyper) - set(known))
-    if unknown:
-        raise errors.UsageError(f'training_recipe: unknown key {unknown[0]!r}; known: '
-                                f'{tuple(known)}')
 
 
 @dataclasses.dataclass

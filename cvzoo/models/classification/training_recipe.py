@@ -27,7 +27,7 @@ import numpy
 
 from cvzoo import transforms
 from cvzoo.core import links as L
-from cvzoo.core.training.recipe import COMMON_HYPER_KEYS, TrainingRecipe, check_hyper
+from cvzoo.core.training.recipe import TrainingRecipe, settle_hyper
 
 # the reference's 90 ImageNet epochs at 256 images: 90 * ceil(1,281,167 / 256)
 IMAGENET_ITERATIONS = 90 * 5005
@@ -53,7 +53,6 @@ IMAGENET = ClassifierNumbers(
     flip=True)
 SMALL_CNN = ClassifierNumbers(lr=0.05, batchsize=64, iterations=300, schedule='cosine',
                               crop_area=(0.64, 1.0), flip=False)
-HYPER_KEYS = COMMON_HYPER_KEYS + ('flip',)
 
 
 def classifier_recipe(model, numbers=IMAGENET, **hyper):
@@ -69,7 +68,8 @@ def classifier_recipe(model, numbers=IMAGENET, **hyper):
     Raises:
         cvzoo.errors.UsageError: an unknown hyper key, naming it.
     """
-    check_hyper(hyper, HYPER_KEYS)
+    hyper = settle_hyper(type(model).__name__, hyper,
+                         {'seed': 0, 'augment': True, 'flip': numbers.flip})
     flip = hyper.get('flip', numbers.flip)
     transform = ClassificationTransform(model, numbers.crop_area if hyper.get('augment', True)
                                         else None, flip and hyper.get('augment', True),

@@ -27,7 +27,7 @@ import fractions
 import numpy
 
 from cvzoo.core.training import convert
-from cvzoo.core.training.recipe import COMMON_HYPER_KEYS, TrainingRecipe, check_hyper
+from cvzoo.core.training.recipe import TrainingRecipe, settle_hyper
 from cvzoo.models.detection import torchvision_schedule
 from cvzoo.models.detection.box_convention import to_box_convention
 from cvzoo.models.keypoint_detection import keypoint_rcnn_train_chain
@@ -89,10 +89,10 @@ def keypoint_rcnn_training_recipe(model, **hyper):
         cvzoo.errors.UsageError: an unknown hyper-parameter.
         ValueError: ``flip_indices`` that is not a permutation of the model's keypoints.
     """
-    check_hyper(hyper, COMMON_HYPER_KEYS + ('roi_n_sample', 'flip_indices'))
-    flip_indices = hyper.get('flip_indices',
-                             COCO_FLIP_INDICES if model.n_point == len(COCO_FLIP_INDICES)
-                             else None)
+    hyper = settle_hyper(type(model).__name__, hyper, {
+        'seed': 0, 'augment': True, 'roi_n_sample': 512,
+        'flip_indices': COCO_FLIP_INDICES if model.n_point == len(COCO_FLIP_INDICES) else None})
+    flip_indices = hyper['flip_indices']
     if flip_indices is not None and sorted(flip_indices) != list(range(model.n_point)):
         raise ValueError(f'flip_indices: expected a permutation of 0 ... '
                          f'{model.n_point - 1} (the model has {model.n_point} keypoints), '

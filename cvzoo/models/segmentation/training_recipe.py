@@ -23,7 +23,7 @@ import functools
 import numpy
 
 from cvzoo.core.training import convert
-from cvzoo.core.training.recipe import COMMON_HYPER_KEYS, TrainingRecipe, check_hyper
+from cvzoo.core.training.recipe import TrainingRecipe, settle_hyper
 from cvzoo.models.segmentation.augmentation import SegmentationAugmentation, pad_pair, resize_label
 from cvzoo.models.segmentation.segmentation_train_chain import SegmentationTrainChain
 
@@ -46,7 +46,7 @@ def segmentation_recipe(model, **hyper):
     Raises:
         cvzoo.errors.UsageError: an unknown hyper key, naming it.
     """
-    check_hyper(hyper, COMMON_HYPER_KEYS)
+    hyper = settle_hyper(type(model).__name__, hyper, {'seed': 0, 'augment': True})
     return TrainingRecipe(
         train_chain=SegmentationTrainChain(model, ignore_label=IGNORE_LABEL),
         transform=SegmentationTransform(model, hyper.get('augment', True),

@@ -19,7 +19,7 @@ Hyper-parameters: ``seed`` (0) and ``augment`` (True), as every recipe.
 import fractions
 
 from cvzoo.core.training import convert
-from cvzoo.core.training.recipe import COMMON_HYPER_KEYS, TrainingRecipe, check_hyper
+from cvzoo.core.training.recipe import TrainingRecipe, settle_hyper
 from cvzoo.models.instance_segmentation.fcis import fcis_train_chain
 from cvzoo.transforms.instance_segmentation_transform import MaskRCNNTransform
 
@@ -58,7 +58,7 @@ def fcis_training_recipe(model, **hyper):
     Raises:
         cvzoo.errors.UsageError: an unknown hyper-parameter.
     """
-    check_hyper(hyper, COMMON_HYPER_KEYS)
+    hyper = settle_hyper(type(model).__name__, hyper, {'seed': 0, 'augment': True})
     return TrainingRecipe(
         train_chain=fcis_train_chain.FCISTrainChain(model),
         transform=FCISRecipeTransform(model, hyper.get('seed', 0), hyper.get('augment', True)),

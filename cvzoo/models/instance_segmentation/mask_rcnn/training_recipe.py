@@ -30,7 +30,7 @@ All take ``seed`` (0) and ``augment`` (True), as every recipe.
 import fractions
 
 from cvzoo.core.training import convert
-from cvzoo.core.training.recipe import COMMON_HYPER_KEYS, TrainingRecipe, check_hyper
+from cvzoo.core.training.recipe import TrainingRecipe, settle_hyper
 from cvzoo.models.detection import torchvision_schedule
 from cvzoo.models.detection.box_convention import to_box_convention
 from cvzoo.models.detection.faster_rcnn.training_recipe import freeze_fpn_resnet_stem
@@ -87,7 +87,8 @@ def chainercv_mask_rcnn_training_recipe(model, **hyper):
     Raises:
         cvzoo.errors.UsageError: an unknown hyper-parameter.
     """
-    check_hyper(hyper, COMMON_HYPER_KEYS + ('freeze_backbone',))
+    hyper = settle_hyper(type(model).__name__, hyper,
+                         {'seed': 0, 'augment': True, 'freeze_backbone': True})
     freeze = hyper.get('freeze_backbone', True)
     return TrainingRecipe(
         train_chain=mask_rcnn_train_chain.MaskRCNNTrainChain(model),
@@ -109,7 +110,8 @@ def torchvision_mask_rcnn_training_recipe(model, **hyper):
     Raises:
         cvzoo.errors.UsageError: an unknown hyper-parameter.
     """
-    check_hyper(hyper, COMMON_HYPER_KEYS + ('roi_n_sample',))
+    hyper = settle_hyper(type(model).__name__, hyper,
+                         {'seed': 0, 'augment': True, 'roi_n_sample': 512})
     return TrainingRecipe(
         train_chain=mask_rcnn_train_chain.TorchvisionMaskRCNNTrainChain(
             model, roi_n_sample=hyper.get('roi_n_sample', 512)),

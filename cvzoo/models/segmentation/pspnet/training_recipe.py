@@ -18,7 +18,7 @@ heads, and batch normalisation with each process's own statistics (ChainerCV
 synchronises it over the processes).
 """
 
-from cvzoo.core.training.recipe import COMMON_HYPER_KEYS, TrainingRecipe, check_hyper
+from cvzoo.core.training.recipe import TrainingRecipe, settle_hyper
 from cvzoo.models.segmentation import training_recipe as segmentation
 from cvzoo.models.segmentation.pspnet.pspnet_train_chain import PSPNetTrainChain
 
@@ -40,7 +40,7 @@ def pspnet_recipe(model, **hyper):
     Raises:
         cvzoo.errors.UsageError: an unknown hyper key, naming it.
     """
-    check_hyper(hyper, COMMON_HYPER_KEYS)
+    hyper = settle_hyper(type(model).__name__, hyper, {'seed': 0, 'augment': True})
     return TrainingRecipe(
         train_chain=PSPNetTrainChain(model, ignore_label=segmentation.IGNORE_LABEL),
         transform=segmentation.SegmentationTransform(
