@@ -80,7 +80,7 @@ def test_segmenters_at_their_own_size_pad_their_batches():
 
 def test_unknown_keys_are_named():
     model = build_small_model('segnet_basic')[1]
-    with pytest.raises(errors.UsageError, match="unknown key 'flip'"):
+    with pytest.raises(errors.UsageError, match="unknown 'flip'"):
         model.training_recipe(flip=False)
 
 

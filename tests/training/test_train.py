@@ -257,7 +257,7 @@ def test_an_unknown_task_is_named(tmp_path):
 
 
 def test_an_unknown_recipe_key_is_named():
-    with pytest.raises(errors.UsageError, match="unknown key 'crop'"):
+    with pytest.raises(errors.UsageError, match="unknown 'crop'"):
         _small_cnn().training_recipe(crop=0.5)
 
 

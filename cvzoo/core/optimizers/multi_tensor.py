@@ -76,7 +76,7 @@ class _Group:
                 states = [rule.state[name] for rule in self.rules]
                 self.state[name], self.state_views[name] = self._flatten(states)
             self.grad = self.xp.empty_like(self.array)
-        self.pieces = self._pieces()
+            self.pieces = self._pieces()
         for param, view in zip(params, self.views):
             param.array = view
         for name, views in self.state_views.items():
@@ -111,6 +111,10 @@ class _Group:
 
     def release(self, keep):
         """Give each member not in ``keep`` (ids) arrays of its own again."""
+        with backend.using_device_of(self.array):
+            self._release(keep)
+
+    def _release(self, keep):
         for param, view in zip(self.params, self.views):
             if id(param) not in keep and param.array is view:
                 param.array = view.copy()
