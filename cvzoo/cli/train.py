@@ -1,0 +1,297 @@
+"""``cvzoo train``: train a registered model on a dataset of one's own, for any task.
+
+    cvzoo train MODEL --data PATH [--format auto|class_folders|voc|coco|yolo|
+                segmentation_folders|coco_instances|coco_keypoints] [--task TASK]
+                [--pretrained-model KEY|FILE|none] [--val PATH | --val-fraction F]
+                [--iterations N | --epochs N] [--batchsize B] [--lr LR] [--device D]
+                [--communicator none|mpi|nccl] [--out DIR] [--resume] [--seed S]
+                [--cuda-graph] [--autocast bfloat16|float16] [--[no-]loss-scaling]
+                [--no-augment] [--insize S] [--min-size S --max-size S]
+
+The data's format is recognised (``cvzoo.datasets.formats``), the model is built for the
+data's classes (from a zoo key its head is re-made, the rest fine-tuned), and
+``cvzoo.training.train`` runs the model's own recipe (``model.training_recipe``). It
+prints the losses with an ETA, evaluates the held-out set with the task's metric, and
+writes ``model_final.npz`` to ``--out``, which ``cvzoo predict`` and ``get_model`` rebuild
+alone. The ``scripts/train_*.py`` programs are this command with their former flags
+(:func:`add_arguments` with a fixed model family).
+"""
+
+import inspect
+import os
+
+from cvzoo import errors
+from cvzoo import models as zoo_api
+from cvzoo.cli import argument_types, train_options
+from cvzoo.models import registry, trained_model
+
+FORMATS = ('class_folders', 'voc', 'coco', 'yolo', 'segmentation_folders', 'coco_instances',
+           'coco_keypoints')
+# the task whose examples each format holds (DESIGN.md's layouts)
+FORMAT_TASK = {'class_folders': 'classification', 'voc': 'detection', 'coco': 'detection',
+               'yolo': 'detection', 'segmentation_folders': 'semantic_segmentation',
+               'coco_instances': 'instance_segmentation',
+               'coco_keypoints': 'keypoint_detection'}
+# datasets of cvzoo.datasets.registry that --data also names (the train scripts' defaults)
+NAMED_DATA = {'digits': 'classification', 'voc07': 'detection', 'voc07+12': 'detection'}
+# constructor options of the command: (flag, the constructor's argument)
+MODEL_OPTIONS = (('--insize', 'insize'), ('--min-size', 'min_size'), ('--max-size', 'max_size'))
+
+
+def add_parser(subparsers):
+    """Register the ``train`` subcommand on ``subparsers`` (argparse's)."""
+    parser = subparsers.add_parser(
+        'train', help='train a model on your own data (a folder per class, VOC, COCO, YOLO, '
+        'segmentation folders, COCO instances or keypoints); docs/training.md',
+        description='Train a registered model on a dataset of your own, for any task.')
+    parser.add_argument('model', help='registry name, e.g. small_cnn, ssd_tiny, resnet50 '
+                        '(see `cvzoo models`)')
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser, *, data_flags=('--data',), data_default=None, pretrained='none',
+                  batchsize=None, iterations=None, epochs=None, lr=None):
+    """Add the options of ``cvzoo train`` (all but MODEL) to ``parser``.
+
+    Args:
+        parser (argparse.ArgumentParser): the command's or a train script's parser.
+        data_flags (tuple of str): the option strings of the data (a script also takes
+            its former ``--dataset``).
+        data_default (str or None): None: the data option is required.
+        pretrained (str): the default of ``--pretrained-model``.
+        batchsize, iterations, epochs, lr: defaults (None: the model's recipe says).
+    """
+    parser.add_argument(*data_flags, dest='data', required=data_default is None,
+                        default=data_default, metavar='PATH',
+                        help='the training data: a folder or a json (see --format)' +
+                        (f' or one of {sorted(NAMED_DATA)}' if data_default else ''))
+    parser.add_argument('--format', choices=('auto',) + FORMATS, default='auto',
+                        help='how the data is laid out (default: recognised)')
+    parser.add_argument('--task', choices=registry.TASKS, default=None,
+                        help="the data's task (default: the model's)")
+    parser.add_argument('--pretrained-model', default=pretrained, metavar='KEY|FILE|none',
+                        help="a weight key of the model (its head is re-made for the data's "
+                        "classes), a file, or 'none' (random weights)")
+    held_out = parser.add_mutually_exclusive_group()
+    held_out.add_argument('--val', metavar='PATH', default=None,
+                          help='held-out data in the same format (default: --val-fraction '
+                          'of --data, unless it has its own validation split)')
+    held_out.add_argument('--val-fraction', metavar='F', type=argument_types.finite_float(0, 1, high_open=True),
+                          default=0.2, help='the share of --data held out to evaluate on '
+                          '(0: no evaluation)')
+    length = parser.add_mutually_exclusive_group()
+    length.add_argument('--iterations', '--iteration', dest='iterations', metavar='N',
+                        type=argument_types.positive_int, default=iterations,
+                        help="length of the run in iterations (default: the recipe's)")
+    length.add_argument('--epochs', '--epoch', dest='epochs', metavar='N', type=argument_types.positive_int,
+                        default=epochs, help='length of the run in passes over the data')
+    parser.add_argument('--batchsize', metavar='B', type=argument_types.positive_int,
+                        default=batchsize,
+                        help="examples per iteration, per process (default: the recipe's, "
+                        'at most the training set)')
+    parser.add_argument('--lr', type=argument_types.positive_float, default=lr,
+                        help="learning rate (default: the recipe's, scaled to --batchsize)")
+    train_options.add_run_options(parser)
+    train_options.add_precision_options(parser)
+    parser.add_argument('--no-augment', dest='augment', action='store_false',
+                        help='no random augmentation: only the preparation the model needs')
+    parser.add_argument('--insize', metavar='S', type=argument_types.positive_int, default=None,
+                        help='input side of models that take one (small_cnn, ssd_tiny, '
+                        'yolo_fastest)')
+    parser.add_argument('--min-size', metavar='S', type=argument_types.positive_int, default=None,
+                        help='shorter side images are resized to (R-CNNs, RetinaNet)')
+    parser.add_argument('--max-size', metavar='S', type=argument_types.positive_int, default=None,
+                        help='the longer side at most (R-CNNs, RetinaNet)')
+
+
+def train_command(args):
+    """The ``cvzoo train`` subcommand: train, print the metric and the predict line."""
+    run(args)
+    return 0
+
+
+def run(args, model_name=None):
+    """Train as ``args`` say (the options of :func:`add_arguments`); return the metric.
+
+    Args:
+        args (argparse.Namespace): the parsed command line.
+        model_name (str or None): the model (None: ``args.model``).
+
+    Returns:
+        float or None: the held-out metric (None: no held-out data, or not rank 0).
+
+    Raises:
+        cvzoo.errors.UsageError: an unknown model, data of another task, a mistake in the
+            data or the options, found before the model is built.
+        NonFiniteError: the loss became NaN or inf; ``model_final.npz`` is not written.
+    """
+    name = model_name or args.model
+    model_class = zoo_api.get_model_class(name)
+    task = check_task(name, args.task)
+    train_options.check_cuda_graph(args.cuda_graph, args.device)
+    model_kwargs = constructor_options(model_class, name, args)
+    data = load_data(args, name, task)
+    batchsize = args.batchsize
+    if batchsize is not None:
+        train_options.check_batchsize(batchsize, len(data.train), args.data, option='--data')
+    model = build_model(model_class, name, args.pretrained_model, data, model_kwargs)
+    model_kwargs = {**model_kwargs, **class_count_kwargs(model_class, data)}
+    recipe = model.training_recipe(seed=args.seed, augment=args.augment)
+    if batchsize is None:
+        batchsize = min(recipe.batchsize, len(data.train))
+    from cvzoo.training import train  # noqa: PLC0415 - after the checks: heavy to import
+
+    result = train(
+        model, data.train, task=task, label_names=data.label_names, out=args.out,
+        val_dataset=data.val, recipe=recipe, iterations=args.iterations, epochs=args.epochs,
+        batchsize=batchsize, lr=args.lr, device=args.device, communicator=args.communicator,
+        seed=args.seed, resume=args.resume, model_name=name, model_kwargs=model_kwargs,
+        cuda_graph=args.cuda_graph, autocast=args.autocast, loss_scaling=args.loss_scaling)
+    if result.elapsed_time is None:  # another rank than 0: rank 0 reports
+        return None
+    return report(result, name, args.out, task)
+
+
+def check_task(name, task):
+    """The model's task; ``--task`` naming another is a UsageError naming both."""
+    model_task = zoo_api.model_info(name)['task']
+    if task is not None and task != model_task:
+        raise errors.UsageError(f'--task {task}: {name} is a {model_task} model; give a '
+                                f'{task} model or leave --task out')
+    return model_task
+
+
+def constructor_options(model_class, name, args):
+    """{constructor argument: value} of the model options given (--insize, ...); one the
+    model does not take is a UsageError naming the option and the model."""
+    kwargs = {}
+    for flag, argument in MODEL_OPTIONS:
+        value = getattr(args, argument, None)
+        if value is None:
+            continue
+        if not _takes(model_class, argument):
+            raise errors.UsageError(f'{flag} {value}: {name} takes no {argument} (a model '
+                                    'option of others; see docs/training.md)')
+        kwargs[argument] = value
+    return kwargs
+
+
+def _takes(model_class, argument):
+    """Whether ``model_class(...)`` takes the keyword ``argument`` (by name, or through
+    ``**kwargs`` that it hands on)."""
+    parameters = inspect.signature(model_class.__init__).parameters
+    return argument in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+
+
+def load_data(args, name, task):
+    """The training and held-out data of ``--data`` for a ``task`` model.
+
+    A ``--format`` (given or recognised) whose task is not the model's is a UsageError
+    naming both; so is a named dataset of another task.
+    """
+    if args.data in NAMED_DATA and not os.path.exists(args.data):
+        return _named_data(args, name, task)
+    from cvzoo.datasets import formats  # noqa: PLC0415 - reads pycocotools-free formats
+
+    if not os.path.exists(args.data):
+        raise errors.UsageError(f'--data: no such file or folder {args.data!r}')
+    fmt = formats.detect_format(args.data) if args.format == 'auto' else args.format
+    if FORMAT_TASK[fmt] != task:
+        raise errors.UsageError(
+            f'{name} is a {task} model, but --data {args.data} holds {FORMAT_TASK[fmt]} data '
+            f'({fmt}); give a {FORMAT_TASK[fmt]} model (`cvzoo models --task '
+            f'{FORMAT_TASK[fmt]}`) or {task} data')
+    return formats.load_training_data(args.data, task=task, format=fmt, val=args.val,
+                                      val_fraction=args.val_fraction, seed=args.seed)
+
+
+class _NamedData:
+    """A dataset of cvzoo.datasets.registry as ``load_training_data`` returns one."""
+
+    def __init__(self, train, val, label_names, task, name):
+        self.train, self.val, self.label_names = train, val, tuple(label_names)
+        self.task, self.format = task, name
+
+
+def _named_data(args, name, task):
+    """'digits' (scikit-learn's), 'voc07' or 'voc07+12' through the registry."""
+    from cvzoo.datasets import registry as datasets  # noqa: PLC0415
+
+    data_task = NAMED_DATA[args.data]
+    if data_task != task:
+        raise errors.UsageError(f'{name} is a {task} model, but --data {args.data} is '
+                                f'{data_task} data; give a {data_task} model or {task} data')
+    if task == 'classification':
+        train, val, label_names = datasets.load_classification_training_splits(
+            args.data, args.val, args.seed)
+    else:
+        train, val, label_names = datasets.load_detection_training_splits(args.data)
+    return _NamedData(train, val, label_names, task, args.data)
+
+
+def class_count_kwargs(model_class, data):
+    """The constructor arguments that fit the model to the data's classes:
+    ``n_fg_class`` or ``n_class``, and a keypoint detector's ``n_point``."""
+    parameters = inspect.signature(model_class.__init__).parameters
+    key = 'n_fg_class' if 'n_fg_class' in parameters else 'n_class'
+    kwargs = {key: len(data.label_names)}
+    if 'n_point' in parameters and data.task == 'keypoint_detection':
+        kwargs['n_point'] = int(data.train[0][1].shape[1])  # point: (R, K, 2)
+    return kwargs
+
+
+def build_model(model_class, name, pretrained_model, data, model_kwargs):
+    """The model ``name`` for the data's classes, on the host.
+
+    ``pretrained_model``: 'none' (random weights), a zoo key (loaded, its head re-made for
+    the data's classes, as the constructors do), or a file: a ``model_final.npz`` of this
+    model keeps its head when it names the data's classes, else gets a new one.
+    """
+    classes = class_count_kwargs(model_class, data)
+    if pretrained_model in (None, 'none'):
+        model = zoo_api.get_model(name, **classes, **model_kwargs)
+    elif trained_model.read_model_config(pretrained_model) is not None:
+        model = zoo_api.get_model(name, pretrained_model=pretrained_model, **model_kwargs)
+        if tuple(model.label_names or ()) != tuple(data.label_names):
+            model.reset_head(next(iter(classes.values())))
+    else:
+        if not os.path.isfile(pretrained_model):
+            zoo_api.resolve_weights(model_class, pretrained_model)  # an unknown key: names them
+        model = zoo_api.get_model(name, pretrained_model=pretrained_model, **classes,
+                                  **model_kwargs)
+    model.label_names = tuple(data.label_names)
+    return model
+
+
+# the metric reported first for each task, among the evaluation's keys
+MAIN_METRIC_ENDINGS = ('top1', 'accuracy', 'miou', 'map', 'ap')
+
+
+def main_metric(metrics):
+    """(key, value) of the evaluation's headline number, or None (no evaluation).
+
+    >>> main_metric({'validation/main/loss': 0.3, 'validation/main/top1': 0.9})
+    ('validation/main/top1', 0.9)
+    """
+    for ending in MAIN_METRIC_ENDINGS:
+        for key, value in (metrics or {}).items():
+            if key.lower().endswith(ending) and isinstance(value, (int, float)):
+                return key, float(value)
+    return None
+
+
+def report(result, name, out, task):
+    """Print the held-out metric, the final model's path and the ``cvzoo predict`` line
+    that uses it; return the metric (None without held-out data)."""
+    final = os.path.join(out, 'model_final.npz')
+    headline = main_metric(result.metrics)
+    if headline is None:
+        print('no held-out data: nothing evaluated')
+    else:
+        print(f'{headline[0]}: {headline[1]:.4f} ({task}, held-out data)')
+    print(f'model: {final}')
+    print(f'predict: cvzoo predict IMAGE --model {name} --pretrained-model {final}')
+    return None if headline is None else headline[1]
+
