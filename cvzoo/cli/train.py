@@ -178,11 +178,17 @@ def constructor_options(model_class, name, args):
 
 
 def _takes(model_class, argument):
-    """Whether ``model_class(...)`` takes the keyword ``argument`` (by name, or through
-    ``**kwargs`` that it hands on)."""
-    parameters = inspect.signature(model_class.__init__).parameters
-    return argument in parameters or any(
-        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    """Whether ``model_class(...)`` takes the keyword ``argument``: named by its
+    ``__init__`` or by one its ``**kwargs`` are handed on to (up the class hierarchy)."""
+    for cls in model_class.__mro__:
+        if '__init__' not in vars(cls):
+            continue
+        parameters = inspect.signature(cls.__init__).parameters
+        if argument in parameters:
+            return True
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+            return False
+    return False
 
 
 def load_data(args, name, task):
@@ -193,18 +199,31 @@ def load_data(args, name, task):
     """
     if args.data in NAMED_DATA and not os.path.exists(args.data):
         return _named_data(args, name, task)
-    from cvzoo.datasets import formats  # noqa: PLC0415 - reads pycocotools-free formats
-
     if not os.path.exists(args.data):
         raise errors.UsageError(f'--data: no such file or folder {args.data!r}')
-    fmt = formats.detect_format(args.data) if args.format == 'auto' else args.format
+    fmt = args.format
+    if fmt == 'auto':
+        fmt = _formats().detect_format(args.data)
+    check_format_task(fmt, task, name, args.data)
+    return _formats().load_training_data(args.data, task=task, format=fmt, val=args.val,
+                                      val_fraction=args.val_fraction, seed=args.seed)
+
+
+def _formats():
+    """cvzoo.datasets.formats, imported when data is read (its readers are many)."""
+    from cvzoo.datasets import formats  # noqa: PLC0415
+
+    return formats
+
+
+def check_format_task(fmt, task, name, data):
+    """Refuse data whose format holds examples of another task than the model's, naming
+    both tasks (a UsageError)."""
     if FORMAT_TASK[fmt] != task:
         raise errors.UsageError(
-            f'{name} is a {task} model, but --data {args.data} holds {FORMAT_TASK[fmt]} data '
+            f'{name} is a {task} model, but --data {data} holds {FORMAT_TASK[fmt]} data '
             f'({fmt}); give a {FORMAT_TASK[fmt]} model (`cvzoo models --task '
             f'{FORMAT_TASK[fmt]}`) or {task} data')
-    return formats.load_training_data(args.data, task=task, format=fmt, val=args.val,
-                                      val_fraction=args.val_fraction, seed=args.seed)
 
 
 class _NamedData:
