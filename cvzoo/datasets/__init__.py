@@ -46,6 +46,7 @@ _NAMES = {
     'voc_semantic_segmentation_label_colors': 'voc.voc_label_names',
     'voc_semantic_segmentation_label_names': 'voc.voc_label_names',
     'VOCSemanticSegmentationDataset': 'voc.voc_semantic_segmentation_dataset',
+    'YOLOBboxDataset': 'yolo.yolo_dataset',
 }
 
 

@@ -133,8 +133,15 @@ class _LabelMap:
         return example[:i] + (self.lookup[example[i]],) + example[i + 1:]
 
 
-def _on_model_labels(dataset, label_names, root, label_index=2):
-    """Map a COCO-format dataset's labels onto the model's classes by name."""
+def map_labels_by_name(dataset, label_names, root, label_index=2):
+    """Map a dataset's labels (``example[label_index]``) onto ``label_names`` by name.
+
+    Returns:
+        tuple: the dataset (wrapped when its names differ) and the names its labels index.
+
+    Raises:
+        cvzoo.errors.UsageError: the dataset has a class that ``label_names`` lacks.
+    """
     if label_names is None or tuple(dataset.label_names) == tuple(label_names):
         return dataset, tuple(dataset.label_names)
     unknown = [name for name in dataset.label_names if name not in label_names]
@@ -168,7 +175,7 @@ def _folder_dataset(root, label_names, split):
         dataset, protocol = _voc(root, split, None, label_names)
         return dataset, protocol, tuple(dataset.label_names)
     dataset, protocol = _coco_folder(root)
-    dataset, names = _on_model_labels(dataset, label_names, root)
+    dataset, names = map_labels_by_name(dataset, label_names, root)
     return dataset, protocol, names
 
 
@@ -234,7 +241,7 @@ class InstanceSegmentationDataset:
     use_07_metric: bool | None = None
 
 
-def _json_image_dir(json_path, annotation='instances'):
+def coco_image_dir(json_path, annotation='instances'):
     """The image folder of a COCO-format json (see the module docstring)."""
     prefix = annotation + '_'
     folder = json_path.stem[len(prefix):] if json_path.stem.startswith(
@@ -248,7 +255,7 @@ def _json_image_dir(json_path, annotation='instances'):
 def _coco_instance_dataset(path, data_dir, dataset_class=COCOInstanceSegmentationDataset,
                            annotation='instances', splits=INSTANCE_SEGMENTATION_SPLITS):
     if path.is_file():
-        image_dir = pathlib.Path(data_dir) if data_dir else _json_image_dir(path, annotation)
+        image_dir = pathlib.Path(data_dir) if data_dir else coco_image_dir(path, annotation)
         return dataset_class.from_json(
             path, image_dir, use_crowded=True, return_crowded=True, return_area=True)
     if not path.is_dir():
@@ -285,7 +292,7 @@ def load_instance_segmentation_dataset(name, label_names=None, data_dir=None, li
         protocol, use_07_metric = 'voc', name == 'sbd-val'
     else:
         dataset, protocol = _coco_instance_dataset(pathlib.Path(name), data_dir), 'coco'
-    dataset, names = _on_model_labels(dataset, label_names, name)
+    dataset, names = map_labels_by_name(dataset, label_names, name)
     if limit is not None:
         dataset = SubDataset(dataset, 0, min(int(limit), len(dataset)))
     return InstanceSegmentationDataset(dataset, protocol, names, name, use_07_metric)
@@ -316,7 +323,7 @@ def load_keypoint_detection_dataset(name, label_names=None, data_dir=None, limit
         dataset = _coco_instance_dataset(pathlib.Path(name), data_dir, COCOKeypointDataset,
                                          'person_keypoints', KEYPOINT_DETECTION_SPLITS)
     # NOTE: the label is example[3] here (example[2] is ``visible``).
-    dataset, names = _on_model_labels(dataset, label_names, name, label_index=3)
+    dataset, names = map_labels_by_name(dataset, label_names, name, label_index=3)
     if limit is not None:
         dataset = SubDataset(dataset, 0, min(int(limit), len(dataset)))
     return DetectionDataset(dataset, 'coco', names, name)
@@ -424,14 +431,14 @@ def load_classification_training_splits(name, val=None, seed=0):
     if name == 'digits':
         return _digits(seed)
     dataset = DirectoryParsingLabelDataset(name)
-    _check_classes(dataset, name)
+    check_class_folders(dataset, name)
     if val:
         return dataset, DirectoryParsingLabelDataset(val), dataset.label_names
     train, held_out = split_dataset_random(dataset, int(0.8 * len(dataset)), seed=seed)
     return train, held_out, dataset.label_names
 
 
-def _check_classes(dataset, root):
+def check_class_folders(dataset, root):
     """Refuse a folder per class with fewer than two classes holding images: a
     classifier trained on it learns nothing, however good its accuracy looks."""
     counts = numpy.bincount(dataset.labels, minlength=len(dataset.label_names))

@@ -41,6 +41,79 @@ def concat_examples(batch, device=None, padding=None):
     return _concat_field(batch, device, padding)
 
 
+
+def list_fields(batch, device=None, host_fields=()):
+    """Stack the first field of the examples; keep every other field as a list.
+
+    The converter of train chains that take variable-length fields per image (boxes,
+    labels, masks): the images, of one size, become one array on ``device``; each other
+    field becomes a list with one entry per example, sent to ``device`` unless its
+    position is in ``host_fields`` (what a chain reads on the host, e.g. masks).
+
+    Args:
+        batch (list of tuple): the examples.
+        device: where the arrays go (default the CPU).
+        host_fields (tuple of int): positions of the fields left as they are.
+
+    Returns:
+        tuple: the stacked images, then one list per other field.
+
+    >>> x, boxes = list_fields([(numpy.zeros((3, 2, 2)), numpy.zeros((1, 4))),
+    ...                         (numpy.ones((3, 2, 2)), numpy.zeros((2, 4)))])
+    >>> x.shape, [b.shape for b in boxes]
+    ((2, 3, 2, 2), [(1, 4), (2, 4)])
+    """
+    _check_tuples(batch, 'list_fields')
+    images = _concat_field([example[0] for example in batch], device, None)
+    return (images,) + _per_example_fields(batch, device, host_fields)
+
+
+class PadImages:
+    """Converter: images of different sizes padded into one array by the model's
+    ``pad_batch``; every other field kept as a list, as :func:`list_fields` does.
+
+    Args:
+        pad_batch (callable): ``pad_batch(list of (3, H, W) arrays)`` -> (B, 3, H', W')
+            array (a detector's own, which pads to multiples of its stride).
+        host_fields (tuple of int): positions of the fields left on the host.
+
+    >>> pad = PadImages(lambda imgs: numpy.stack([numpy.pad(i, ((0, 0), (0, 4 - i.shape[1]),
+    ...                                           (0, 4 - i.shape[2]))) for i in imgs]))
+    >>> x, labels = pad([(numpy.ones((3, 2, 3)), numpy.zeros(1)),
+    ...                  (numpy.ones((3, 4, 4)), numpy.zeros(2))])
+    >>> x.shape, len(labels)
+    ((2, 3, 4, 4), 2)
+    """
+
+    def __init__(self, pad_batch, host_fields=()):
+        self.pad_batch = pad_batch
+        self.host_fields = tuple(host_fields)
+
+    def __call__(self, batch, device=None):
+        _check_tuples(batch, 'PadImages')
+        images = backend.to_device(self.pad_batch([example[0] for example in batch]), device)
+        return (images,) + _per_example_fields(batch, device, self.host_fields)
+
+
+def _check_tuples(batch, name):
+    if len(batch) == 0:
+        raise ValueError(f'{name}: batch is empty')
+    if not isinstance(batch[0], tuple):
+        raise TypeError(f'{name}: expected examples that are tuples of fields, got '
+                        f'{type(batch[0]).__name__}')
+
+
+def _per_example_fields(batch, device, host_fields):
+    """The fields after the first, one list each (sent to ``device`` unless on the host)."""
+    fields = []
+    for k in range(1, len(batch[0])):
+        values = [example[k] for example in batch]
+        if k not in host_fields:
+            values = [backend.to_device(value, device) for value in values]
+        fields.append(values)
+    return tuple(fields)
+
+
 def _concat_field(values, device, padding):
     arrays = [numpy.asarray(backend.to_numpy(v)) for v in values]
     if padding is None:

@@ -21,12 +21,30 @@ import dataclasses
 import fractions
 from collections.abc import Callable
 
+from cvzoo import errors
 from cvzoo.core import optimizers
 from cvzoo.core.links.link import Link
 from cvzoo.core.training import convert
 
 OPTIMIZERS = ('momentum_sgd', 'sgd', 'adam')
-SCHEDULES = ('multistep', 'cosine', 'constant')
+# the hyper keys every family's ``training_recipe`` accepts
+COMMON_HYPER_KEYS = ('seed', 'augment')
+SCHEDULES = ('multistep', 'cosine', 'constant', 'poly')
+
+
+def check_hyper(hyper, known):
+    """Refuse a key of ``model.training_recipe(**hyper)`` outside ``known``, naming it.
+
+    >>> check_hyper({'seed': 1}, COMMON_HYPER_KEYS)
+    >>> check_hyper({'sede': 1}, COMMON_HYPER_KEYS)
+    Traceback (most recent call last):
+    ...
+    cvzoo.errors.UsageError: training_recipe: unknown key 'sede'; known: ('seed', 'augment')
+    """
+    unknown = sorted(set(hyper) - set(known))
+    if unknown:
+        raise errors.UsageError(f'training_recipe: unknown key {unknown[0]!r}; known: '
+                                f'{tuple(known)}')
 
 
 @dataclasses.dataclass
@@ -47,7 +65,8 @@ class TrainingRecipe:
         momentum (float): of ``'momentum_sgd'``.
         weight_decay (float): L2 decay added as an optimizer hook (0: none).
         iterations (int): length of the reference run.
-        schedule (str): one of :data:`SCHEDULES`.
+        schedule (str): one of :data:`SCHEDULES`; ``'poly'`` is ``lr * (1 - t / T) ** 0.9``
+            over the run's T iterations (DeepLab's, PSPNet's).
         lr_steps (tuple of fractions.Fraction): for ``'multistep'``, where the rate is
             multiplied by ``lr_factor``, as fractions of the run.
         lr_factor (float): the multistep factor.

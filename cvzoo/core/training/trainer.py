@@ -139,9 +139,15 @@ def _serialize_global_rng(serializer):
     NOTE: a GPU run draws from the GPU module's own generator, which is not saved, so a
     resumed GPU run with dropout is not bit-for-bit equal to an uninterrupted one.
     """
-    name, keys, pos, has_gauss, cached = numpy.random.get_state()
+    serialize_random_state(serializer, numpy.random)
+
+
+def serialize_random_state(serializer, rng):
+    """Save or load the state of ``rng``: a ``numpy.random.RandomState`` (a transform's
+    own generator) or the ``numpy.random`` module (the global one)."""
+    name, keys, pos, has_gauss, cached = rng.get_state()
     keys = numpy.asarray(serializer('keys', keys))
     pos = int(serializer('pos', pos))
     has_gauss = int(serializer('has_gauss', has_gauss))
     cached = float(serializer('cached_gaussian', cached))
-    numpy.random.set_state((name, keys, pos, has_gauss, cached))
+    rng.set_state((name, keys, pos, has_gauss, cached))

@@ -87,7 +87,7 @@ def _refuse(json_path, where, message):
     raise errors.AnnotationError(f'{json_path}: {where}: {message}')
 
 
-def _load_json(json_path):
+def load_json(json_path):
     """The json's data; bytes in, so that a UTF-8 BOM or UTF-16 file reads as well."""
     try:
         with open(json_path, 'rb') as file:
@@ -263,7 +263,7 @@ class COCOAnnotations:
 
     def __init__(self, json_path, standard_labels=False):
         self.json_path = pathlib.Path(json_path)
-        data = _load_json(self.json_path)
+        data = load_json(self.json_path)
         if type(data) is not dict:
             _refuse(self.json_path, 'top level', f'expected an object with images, '
                                                  f'annotations and categories, got '

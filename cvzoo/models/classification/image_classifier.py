@@ -60,6 +60,12 @@ class ImageClassifier(PickableSequentialChain):
         """Replace the logits layer by a new one with ``n_class`` outputs."""
         raise NotImplementedError(f'{type(self).__name__} does not implement reset_head')
 
+    def training_recipe(self, **hyper):
+        """How this classifier trains (see :mod:`cvzoo.models.classification.training_recipe`)."""
+        from cvzoo.models.classification import training_recipe
+
+        return training_recipe.classifier_recipe(self, **hyper)
+
     def prepare(self, img):
         """Preprocess one image as the preset says: (3, H, W) float32 -> (3, S, S) float32."""
         preset = self.preset

@@ -64,6 +64,12 @@ class SegmentationModel(L.Chain):
         """Replace the layers that depend on the number of classes (new random weights)."""
         raise NotImplementedError(f'{type(self).__name__} does not implement reset_head')
 
+    def training_recipe(self, **hyper):
+        """How this segmenter trains (see :mod:`cvzoo.models.segmentation.training_recipe`)."""
+        from cvzoo.models.segmentation import training_recipe
+
+        return training_recipe.segmentation_recipe(self, **hyper)
+
     def prepare(self, img):
         """Preprocess one image: resize, standardise, reorder the channels.
 

@@ -15,6 +15,7 @@ from cvzoo.core.training.extensions.linear_shift import LinearShift
 from cvzoo.core.training.extensions.log_report import LogReport, read_log
 from cvzoo.core.training.extensions.multistep_shift import MultistepShift
 from cvzoo.core.training.extensions.plot_report import PlotReport
+from cvzoo.core.training.extensions.polynomial_shift import PolynomialShift
 from cvzoo.core.training.extensions.print_report import PrintReport
 from cvzoo.core.training.extensions.progress_bar import ProgressBar
 from cvzoo.core.training.extensions.snapshots import snapshot, snapshot_object
@@ -25,7 +26,8 @@ from cvzoo.core.training.extensions.warmup_shift import WarmupShift
 
 __all__ = [
     'CosineShift', 'Evaluator', 'ExponentialShift', 'FailOnNonNumber', 'LinearShift',
-    'LogReport', 'MultistepShift', 'NonFiniteError', 'PlotReport', 'PrintReport',
+    'LogReport', 'MultistepShift', 'NonFiniteError', 'PlotReport', 'PolynomialShift',
+    'PrintReport',
     'ProgressBar', 'StepShift', 'ValueShift', 'WarmupShift', 'observe_lr', 'observe_value',
     'read_log', 'snapshot', 'snapshot_object',
 ]

@@ -50,6 +50,13 @@ class SmallCNN(image_classifier.ImageClassifier):
             self.fc = L.Linear(self.hidden, n_class)
         self._load_pretrained(pretrained_model, n_class)
 
+    def training_recipe(self, **hyper):
+        """How it trains: the classifiers' recipe with its own, smaller numbers (see
+        :mod:`cvzoo.models.classification.training_recipe`)."""
+        from cvzoo.models.classification import training_recipe
+
+        return training_recipe.classifier_recipe(self, training_recipe.SMALL_CNN, **hyper)
+
     def reset_head(self, n_class):
         """Replace ``fc`` by a new Linear(hidden, n_class)."""
         delattr(self, 'fc')

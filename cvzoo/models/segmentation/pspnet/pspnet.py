@@ -83,6 +83,12 @@ class PSPNet(segmentation_model.SegmentationModel):
         self.preset = dataclasses.replace(self.preset or presets.preset(self.input_size),
                                           size=self.input_size)
 
+    def training_recipe(self, **hyper):
+        """How PSPNet trains (see :mod:`cvzoo.models.segmentation.pspnet.training_recipe`)."""
+        from cvzoo.models.segmentation.pspnet import training_recipe
+
+        return training_recipe.pspnet_recipe(self, **hyper)
+
     def reset_head(self, n_class):
         """Re-make ``head_conv2`` for ``n_class`` classes (random weights)."""
         if not isinstance(n_class, int) or n_class < 1:
