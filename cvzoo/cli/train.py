@@ -23,15 +23,9 @@ import os
 from cvzoo import errors
 from cvzoo import models as zoo_api
 from cvzoo.cli import argument_types, train_options
+from cvzoo.datasets.formats.format_detection import FORMAT_TASKS, FORMATS
 from cvzoo.models import registry, trained_model
 
-FORMATS = ('class_folders', 'voc', 'coco', 'yolo', 'segmentation_folders', 'coco_instances',
-           'coco_keypoints')
-# the task whose examples each format holds (DESIGN.md's layouts)
-FORMAT_TASK = {'class_folders': 'classification', 'voc': 'detection', 'coco': 'detection',
-               'yolo': 'detection', 'segmentation_folders': 'semantic_segmentation',
-               'coco_instances': 'instance_segmentation',
-               'coco_keypoints': 'keypoint_detection'}
 # datasets of cvzoo.datasets.registry that --data also names (the train scripts' defaults)
 NAMED_DATA = {'digits': 'classification', 'voc07': 'detection', 'voc07+12': 'detection'}
 # constructor options of the command: (flag, the constructor's argument)
@@ -201,9 +195,7 @@ def load_data(args, name, task):
         return _named_data(args, name, task)
     if not os.path.exists(args.data):
         raise errors.UsageError(f'--data: no such file or folder {args.data!r}')
-    fmt = args.format
-    if fmt == 'auto':
-        fmt = _formats().detect_format(args.data)
+    fmt = detect_format(args.data, task) if args.format == 'auto' else args.format
     check_format_task(fmt, task, name, args.data)
     return _formats().load_training_data(args.data, task=task, format=fmt, val=args.val,
                                       val_fraction=args.val_fraction, seed=args.seed)
@@ -216,14 +208,28 @@ def _formats():
     return formats
 
 
+def detect_format(path, task):
+    """The format of the data at ``path``, read for ``task`` where the format allows
+    (a COCO json with masks is 'coco' for a detector); else its own, which
+    :func:`check_format_task` then refuses with the model's and the data's tasks."""
+    formats = _formats()
+    fmt = formats.detect_format(path)
+    if FORMAT_TASKS[fmt] != task:
+        try:
+            return formats.detect_format(path, task)
+        except errors.UsageError:
+            pass  # refused below, naming the model
+    return fmt
+
+
 def check_format_task(fmt, task, name, data):
     """Refuse data whose format holds examples of another task than the model's, naming
     both tasks (a UsageError)."""
-    if FORMAT_TASK[fmt] != task:
+    if FORMAT_TASKS[fmt] != task:
         raise errors.UsageError(
-            f'{name} is a {task} model, but --data {data} holds {FORMAT_TASK[fmt]} data '
-            f'({fmt}); give a {FORMAT_TASK[fmt]} model (`cvzoo models --task '
-            f'{FORMAT_TASK[fmt]}`) or {task} data')
+            f'{name} is a {task} model, but --data {data} holds {FORMAT_TASKS[fmt]} data '
+            f'({fmt}); give a {FORMAT_TASKS[fmt]} model (`cvzoo models --task '
+            f'{FORMAT_TASKS[fmt]}`) or {task} data')
 
 
 class _NamedData:
@@ -284,33 +290,19 @@ def build_model(model_class, name, pretrained_model, data, model_kwargs):
     return model
 
 
-# the metric reported first for each task, among the evaluation's keys
-MAIN_METRIC_ENDINGS = ('top1', 'accuracy', 'miou', 'map', 'ap')
-
-
-def main_metric(metrics):
-    """(key, value) of the evaluation's headline number, or None (no evaluation).
-
-    >>> main_metric({'validation/main/loss': 0.3, 'validation/main/top1': 0.9})
-    ('validation/main/top1', 0.9)
-    """
-    for ending in MAIN_METRIC_ENDINGS:
-        for key, value in (metrics or {}).items():
-            if key.lower().endswith(ending) and isinstance(value, (int, float)):
-                return key, float(value)
-    return None
-
-
 def report(result, name, out, task):
     """Print the held-out metric, the final model's path and the ``cvzoo predict`` line
     that uses it; return the metric (None without held-out data)."""
+    from cvzoo.training import evaluation  # noqa: PLC0415
+
+    key = evaluation.metric_key(task)
     final = os.path.join(out, 'model_final.npz')
-    headline = main_metric(result.metrics)
-    if headline is None:
+    metric = result.metrics.get(key)
+    if metric is None:
         print('no held-out data: nothing evaluated')
     else:
-        print(f'{headline[0]}: {headline[1]:.4f} ({task}, held-out data)')
+        metric = float(metric)
+        print(f'{key}: {metric:.4f} on the held-out data')
     print(f'model: {final}')
     print(f'predict: cvzoo predict IMAGE --model {name} --pretrained-model {final}')
-    return None if headline is None else headline[1]
-
+    return metric
