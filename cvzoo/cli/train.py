@@ -17,8 +17,11 @@ alone. The ``scripts/train_*.py`` programs are this command with their former fl
 (:func:`add_arguments` with a fixed model family).
 """
 
+import dataclasses
 import inspect
 import os
+
+import numpy
 
 from cvzoo import errors
 from cvzoo import models as zoo_api
@@ -56,6 +59,7 @@ def add_arguments(parser, *, data_flags=('--data',), data_default=None, pretrain
         pretrained (str): the default of ``--pretrained-model``.
         batchsize, iterations, epochs, lr: defaults (None: the model's recipe says).
     """
+    parser.set_defaults(data_option=data_flags[0])
     parser.add_argument(*data_flags, dest='data', required=data_default is None,
                         default=data_default, metavar='PATH',
                         help='the training data: a folder or a json (see --format)' +
@@ -105,36 +109,53 @@ def train_command(args):
     return 0
 
 
-def run(args, model_name=None):
-    """Train as ``args`` say (the options of :func:`add_arguments`); return the metric.
+@dataclasses.dataclass
+class Outcome:
+    """What :func:`run` returns on rank 0: the held-out metric (None: no held-out data)
+    and the seconds of training."""
+
+    metric: float | None
+    elapsed_time: float
+
+
+def run(args, model_name=None, *, task=None, make_model=None):
+    """Train as ``args`` say (the options of :func:`add_arguments`).
 
     Args:
         args (argparse.Namespace): the parsed command line.
-        model_name (str or None): the model (None: ``args.model``).
+        model_name (str or None): the registered model (None: ``args.model``).
+        task (str or None): with ``make_model``: the model's task.
+        make_model (callable or None): ``make_model(data)`` -> a model the registry does
+            not build (a Darknet cfg's); its file then holds weights only.
 
     Returns:
-        float or None: the held-out metric (None: no held-out data, or not rank 0).
+        Outcome or None: None on another rank than 0 (rank 0 reports).
 
     Raises:
         cvzoo.errors.UsageError: an unknown model, data of another task, a mistake in the
             data or the options, found before the model is built.
         NonFiniteError: the loss became NaN or inf; ``model_final.npz`` is not written.
     """
-    name = model_name or args.model
-    model_class = zoo_api.get_model_class(name)
-    task = check_task(name, args.task)
+    name = model_name or getattr(args, 'model', None)
     train_options.check_cuda_graph(args.cuda_graph, args.device)
-    model_kwargs = constructor_options(model_class, name, args)
-    data = load_data(args, name, task)
-    batchsize = args.batchsize
-    if batchsize is not None:
-        train_options.check_batchsize(batchsize, len(data.train), args.data, option='--data')
-    model = build_model(model_class, name, args.pretrained_model, data, model_kwargs)
-    model_kwargs = {**model_kwargs, **class_count_kwargs(model_class, data)}
-    recipe = model.training_recipe(seed=args.seed, augment=args.augment)
-    if batchsize is None:
-        batchsize = min(recipe.batchsize, len(data.train))
-    from cvzoo.training import train  # noqa: PLC0415 - after the checks: heavy to import
+    if make_model is None:
+        model_class = zoo_api.get_model_class(name)
+        task = check_task(name, args.task)
+        model_kwargs = constructor_options(model_class, name, args)
+    data = load_data(args, name or 'the model', task)
+    if args.batchsize is not None:
+        train_options.check_batchsize(args.batchsize, len(data.train), args.data,
+                                      option=args.data_option)
+    numpy.random.seed(args.seed)  # the model's initial weights draw from it
+    if make_model is None:
+        model = build_model(model_class, name, args.pretrained_model, data, model_kwargs)
+        model_kwargs = {**model_kwargs, **class_count_kwargs(model_class, data)}
+    else:
+        model, name, model_kwargs = make_model(data), None, None
+    recipe = recipe_of(model, name or type(model).__name__, seed=args.seed,
+                       augment=args.augment)
+    batchsize = args.batchsize or min(recipe.batchsize, len(data.train))
+    from cvzoo.training import train  # after the checks: heavy to import
 
     result = train(
         model, data.train, task=task, label_names=data.label_names, out=args.out,
@@ -144,7 +165,16 @@ def run(args, model_name=None):
         cuda_graph=args.cuda_graph, autocast=args.autocast, loss_scaling=args.loss_scaling)
     if result.elapsed_time is None:  # another rank than 0: rank 0 reports
         return None
-    return report(result, name, args.out, task)
+    return Outcome(report(result, name, args.out, task), result.elapsed_time)
+
+
+def recipe_of(model, name, **hyper):
+    """``model.training_recipe(**hyper)``; a model without one is a UsageError naming it."""
+    declare = getattr(model, 'training_recipe', None)
+    if declare is None:
+        raise errors.UsageError(f'{name}: {type(model).__name__} declares no training recipe '
+                                'yet (docs/add_a_model.md)')
+    return declare(**hyper)
 
 
 def check_task(name, task):
@@ -194,16 +224,16 @@ def load_data(args, name, task):
     if args.data in NAMED_DATA and not os.path.exists(args.data):
         return _named_data(args, name, task)
     if not os.path.exists(args.data):
-        raise errors.UsageError(f'--data: no such file or folder {args.data!r}')
+        raise errors.UsageError(f'{args.data_option}: no such file or folder {args.data!r}')
     fmt = detect_format(args.data, task) if args.format == 'auto' else args.format
-    check_format_task(fmt, task, name, args.data)
+    check_format_task(fmt, task, name, f'{args.data_option} {args.data}')
     return _formats().load_training_data(args.data, task=task, format=fmt, val=args.val,
                                       val_fraction=args.val_fraction, seed=args.seed)
 
 
 def _formats():
     """cvzoo.datasets.formats, imported when data is read (its readers are many)."""
-    from cvzoo.datasets import formats  # noqa: PLC0415
+    from cvzoo.datasets import formats
 
     return formats
 
@@ -224,10 +254,10 @@ def detect_format(path, task):
 
 def check_format_task(fmt, task, name, data):
     """Refuse data whose format holds examples of another task than the model's, naming
-    both tasks (a UsageError)."""
+    both tasks and ``data`` (the option and its value; a UsageError)."""
     if FORMAT_TASKS[fmt] != task:
         raise errors.UsageError(
-            f'{name} is a {task} model, but --data {data} holds {FORMAT_TASKS[fmt]} data '
+            f'{name} is a {task} model, but {data} holds {FORMAT_TASKS[fmt]} data '
             f'({fmt}); give a {FORMAT_TASKS[fmt]} model (`cvzoo models --task '
             f'{FORMAT_TASKS[fmt]}`) or {task} data')
 
@@ -242,12 +272,13 @@ class _NamedData:
 
 def _named_data(args, name, task):
     """'digits' (scikit-learn's), 'voc07' or 'voc07+12' through the registry."""
-    from cvzoo.datasets import registry as datasets  # noqa: PLC0415
+    from cvzoo.datasets import registry as datasets
 
     data_task = NAMED_DATA[args.data]
     if data_task != task:
-        raise errors.UsageError(f'{name} is a {task} model, but --data {args.data} is '
-                                f'{data_task} data; give a {data_task} model or {task} data')
+        raise errors.UsageError(f'{name} is a {task} model, but {args.data_option} '
+                                f'{args.data} is {data_task} data; give a {data_task} model '
+                                f'or {task} data')
     if task == 'classification':
         train, val, label_names = datasets.load_classification_training_splits(
             args.data, args.val, args.seed)
@@ -293,7 +324,7 @@ def build_model(model_class, name, pretrained_model, data, model_kwargs):
 def report(result, name, out, task):
     """Print the held-out metric, the final model's path and the ``cvzoo predict`` line
     that uses it; return the metric (None without held-out data)."""
-    from cvzoo.training import evaluation  # noqa: PLC0415
+    from cvzoo.training import evaluation
 
     key = evaluation.metric_key(task)
     final = os.path.join(out, 'model_final.npz')
@@ -304,5 +335,6 @@ def report(result, name, out, task):
         metric = float(metric)
         print(f'{key}: {metric:.4f} on the held-out data')
     print(f'model: {final}')
-    print(f'predict: cvzoo predict IMAGE --model {name} --pretrained-model {final}')
+    if name is not None:
+        print(f'predict: cvzoo predict IMAGE --model {name} --pretrained-model {final}')
     return metric
