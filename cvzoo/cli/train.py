@@ -143,6 +143,7 @@ def run(args, model_name=None, *, task=None, make_model=None):
         task = check_task(name, args.task)
         model_kwargs = constructor_options(model_class, name, args)
     data = load_data(args, name or 'the model', task)
+    describe(data, args.data)
     if args.batchsize is not None:
         train_options.check_batchsize(args.batchsize, len(data.train), args.data,
                                       option=args.data_option)
@@ -166,6 +167,14 @@ def run(args, model_name=None, *, task=None, make_model=None):
     if result.elapsed_time is None:  # another rank than 0: rank 0 reports
         return None
     return Outcome(report(result, name, args.out, task), result.elapsed_time)
+
+
+def describe(data, path):
+    """Print what was read: the format, the examples of each split and the classes."""
+    held_out = 'no' if data.val is None else len(data.val)
+    print(f'data: {path} ({data.format}, {data.task}): {len(data.train)} training and '
+          f'{held_out} held-out examples of {len(data.label_names)} classes '
+          f'({", ".join(data.label_names)})')
 
 
 def recipe_of(model, name, **hyper):

@@ -2,6 +2,7 @@
 nothing written), and short runs on tiny generated data of every task and format, whose
 ``model_final.npz`` ``cvzoo predict`` then uses."""
 
+import numpy
 import pytest
 
 from cvzoo.cli import main
@@ -101,3 +102,150 @@ def test_unknown_weight_key_names_the_keys(class_folders, monkeypatch, capsys):
     line = _refused(['resnet50', '--data', class_folders, '--pretrained-model', 'imagenett',
                      '--val-fraction', '0.5'], capsys)
     assert "'imagenett'" in line and 'imagenet' in line
+
+
+# format -> (a small model of its task, its options): two iterations on 4 + 2 images of 64 px
+RUNS = {
+    'class_folders': ('small_cnn', ['--insize', '32']),
+    'voc': ('ssd_tiny', ['--insize', '64']),
+    'coco': ('ssd_tiny', ['--insize', '64']),
+    'yolo': ('yolo_fastest', ['--insize', '64']),
+    'segmentation_folders': ('segnet_basic', []),
+    'coco_instances': ('mask_rcnn_fpn_resnet50', ['--min-size', '64', '--max-size', '96']),
+    'coco_keypoints': ('keypointrcnn_resnet50_fpn', ['--min-size', '64', '--max-size', '96']),
+}
+
+
+@pytest.fixture(scope='module')
+def datasets(tmp_path_factory):
+    """format -> a folder of 4 training and 2 validation images of 64 px in it."""
+    from cvzoo.testing import synthetic_data
+
+    root = tmp_path_factory.mktemp('data')
+    return {fmt: synthetic_data.make_dataset(fmt, root / fmt, n_train=4, n_val=2, size=64)
+            for fmt in RUNS}
+
+
+def _train(argv, capsys):
+    """Run ``cvzoo train ARGV`` (status 0); return its standard output."""
+    assert main.main(['train', *map(str, argv)]) == 0, capsys.readouterr().err
+    return capsys.readouterr().out
+
+
+def _an_image(folder):
+    return next(p for p in sorted(folder.rglob('*')) if p.suffix in ('.jpg', '.png')
+                and 'label' not in str(p.relative_to(folder)))
+
+
+@pytest.mark.parametrize('fmt', list(RUNS))
+def test_each_format_trains_its_task_and_predict_uses_the_result(fmt, datasets, tmp_path,
+                                                                 capsys, monkeypatch):
+    import json
+
+    from cvzoo.datasets import formats
+    from cvzoo.models import model_info
+
+    name, options = RUNS[fmt]
+    if name == 'yolo_fastest':  # built from the cfg of its zoo entry
+        monkeypatch.setenv('CVZOO_WEIGHTS_MIRROR', str(_shared_weights()))
+    out = tmp_path / 'out'
+    text = _train([name, '--data', datasets[fmt], '--iterations', '2', '--batchsize', '2',
+                   '--out', out, *options], capsys)
+    task = model_info(name)['task']
+    assert formats.detect_format(datasets[fmt]) == fmt
+    assert f'({fmt}, {task}): 4 training and 2 held-out examples' in text
+    final = out / 'model_final.npz'
+    assert f'model: {final}' in text
+    assert f'predict: cvzoo predict IMAGE --model {name} --pretrained-model {final}' in text
+    assert 'validation/main/' in text  # the held-out metric
+    log = [json.loads(line) for line in (out / 'log').read_text().splitlines()]
+    assert log[-1]['iteration'] == 2 and all(numpy.isfinite(e['main/loss']) for e in log)
+    assert (out / 'loss.png').is_file()
+    image = _an_image(datasets[fmt])
+    assert main.main(['predict', str(image), '--model', name, '--pretrained-model',
+                      str(final)]) == 0
+    assert str(image) in capsys.readouterr().out
+
+
+def _shared_weights():
+    import pathlib
+
+    folder = pathlib.Path(__file__).resolve().parents[3] / 'shared' / 'data' / 'weights'
+    if not folder.is_dir():
+        pytest.skip('needs ../shared/data/weights (the Darknet cfgs of the zoo)')
+    return folder
+
+
+def test_the_classifier_round_trip_names_the_data_s_classes(datasets, tmp_path, capsys):
+    from cvzoo.testing.synthetic_data import TEXTURE_NAMES
+
+    out = tmp_path / 'out'
+    _train(['small_cnn', '--data', datasets['class_folders'], '--iterations', '2',
+            '--batchsize', '2', '--insize', '32', '--out', out], capsys)
+    image = _an_image(datasets['class_folders'])
+    assert main.main(['predict', str(image), '--model', 'small_cnn', '--pretrained-model',
+                      str(out / 'model_final.npz'), '--topk', '4']) == 0
+    printed = [line.split()[-1] for line in capsys.readouterr().out.splitlines()[1:]]
+    assert sorted(printed) == sorted(TEXTURE_NAMES)
+
+
+def test_a_trained_file_continues_or_gets_a_new_head(datasets, tmp_path, capsys):
+    """--pretrained-model FILE of the same classes keeps its head; of other classes (a
+    detector's file fine-tuned on two of the data's three) gets one of the new count."""
+    from cvzoo.models import get_model
+
+    first = tmp_path / 'first'
+    common = ['--iterations', '1', '--batchsize', '2', '--insize', '32']
+    _train(['small_cnn', '--data', datasets['class_folders'], '--out', first, *common], capsys)
+    again = tmp_path / 'again'
+    _train(['small_cnn', '--data', datasets['class_folders'], '--out', again,
+            '--pretrained-model', first / 'model_final.npz', '--iterations', '1',
+            '--batchsize', '2'], capsys)
+    model = get_model('small_cnn', pretrained_model=str(again / 'model_final.npz'))
+    assert len(model.label_names) == 4
+    two = tmp_path / 'two_classes'
+    for name in ('checks', 'dots'):
+        (two / name).mkdir(parents=True)
+        for image in sorted((datasets['class_folders'] / 'train' / name).iterdir())[:2]:
+            (two / name / image.name).write_bytes(image.read_bytes())
+    other = tmp_path / 'other'
+    _train(['small_cnn', '--data', two, '--out', other, '--pretrained-model',
+            first / 'model_final.npz', '--iterations', '1', '--batchsize', '2',
+            '--val-fraction', '0'], capsys)
+    model = get_model('small_cnn', pretrained_model=str(other / 'model_final.npz'))
+    assert model.label_names == ('checks', 'dots')
+
+
+def test_no_held_out_data_evaluates_nothing(tmp_path, capsys):
+    from cvzoo.testing import synthetic_data
+
+    data = synthetic_data.make_dataset('class_folders', tmp_path / 'data', n_train=4, size=32)
+    text = _train(['small_cnn', '--data', data, '--val-fraction', '0', '--iterations', '1',
+                   '--batchsize', '2', '--insize', '32', '--out', tmp_path / 'o'], capsys)
+    assert '4 training and no held-out examples' in text
+    assert 'no held-out data: nothing evaluated' in text
+    assert (tmp_path / 'o' / 'model_final.npz').is_file()
+
+
+def test_a_batch_larger_than_the_data_names_it(datasets, tmp_path, monkeypatch, capsys):
+    built = []
+    monkeypatch.setattr('cvzoo.models.get_model', lambda *a, **k: built.append(1))
+    line = _refused(['small_cnn', '--data', datasets['class_folders'], '--batchsize', '50',
+                     '--out', tmp_path / 'out'], capsys)
+    assert f'--batchsize 50: larger than the 4 training examples of --data ' \
+        f'{datasets["class_folders"]}' in line
+    assert not built and not (tmp_path / 'out').exists()
+
+
+def test_a_detector_on_instance_data_reads_its_boxes(datasets, tmp_path, capsys):
+    """A COCO json with masks trains a detector on its boxes (the format read for the
+    model's task)."""
+    text = _train(['ssd_tiny', '--data', datasets['coco_instances'], '--insize', '64',
+                   '--iterations', '1', '--batchsize', '2', '--out', tmp_path / 'o'], capsys)
+    assert '(coco, detection)' in text
+
+
+def test_a_segmenter_on_detection_data_names_both_tasks(datasets, capsys):
+    line = _refused(['segnet_basic', '--data', datasets['yolo']], capsys)
+    assert 'segnet_basic is a semantic_segmentation model' in line
+    assert 'detection data (yolo)' in line
