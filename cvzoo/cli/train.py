@@ -19,6 +19,7 @@ alone. The ``scripts/train_*.py`` programs are this command with their former fl
 
 import dataclasses
 import inspect
+import json
 import os
 
 import numpy
@@ -47,14 +48,15 @@ def add_parser(subparsers):
     return parser
 
 
-def add_arguments(parser, *, data_flags=('--data',), data_default=None, pretrained='none',
-                  batchsize=None, iterations=None, epochs=None, lr=None):
+def add_arguments(parser, *, data_flags=('--data',), val_flags=('--val',), data_default=None,
+                  pretrained='none', batchsize=None, iterations=None, epochs=None, lr=None):
     """Add the options of ``cvzoo train`` (all but MODEL) to ``parser``.
 
     Args:
         parser (argparse.ArgumentParser): the command's or a train script's parser.
         data_flags (tuple of str): the option strings of the data (a script also takes
             its former ``--dataset``).
+        val_flags (tuple of str): those of the held-out data.
         data_default (str or None): None: the data option is required.
         pretrained (str): the default of ``--pretrained-model``.
         batchsize, iterations, epochs, lr: defaults (None: the model's recipe says).
@@ -72,7 +74,7 @@ def add_arguments(parser, *, data_flags=('--data',), data_default=None, pretrain
                         help="a weight key of the model (its head is re-made for the data's "
                         "classes), a file, or 'none' (random weights)")
     held_out = parser.add_mutually_exclusive_group()
-    held_out.add_argument('--val', metavar='PATH', default=None,
+    held_out.add_argument(*val_flags, dest='val', metavar='PATH', default=None,
                           help='held-out data in the same format (default: --val-fraction '
                           'of --data, unless it has its own validation split)')
     held_out.add_argument('--val-fraction', metavar='F', type=argument_types.finite_float(0, 1, high_open=True),
@@ -118,7 +120,7 @@ class Outcome:
     elapsed_time: float
 
 
-def run(args, model_name=None, *, task=None, make_model=None):
+def run(args, model_name=None, *, task=None, make_model=None, data=None):
     """Train as ``args`` say (the options of :func:`add_arguments`).
 
     Args:
@@ -127,6 +129,8 @@ def run(args, model_name=None, *, task=None, make_model=None):
         task (str or None): with ``make_model``: the model's task.
         make_model (callable or None): ``make_model(data)`` -> a model the registry does
             not build (a Darknet cfg's); its file then holds weights only.
+        data (TrainingData or None): the data, read by the caller (None: ``--data``
+            read by :func:`load_data`).
 
     Returns:
         Outcome or None: None on another rank than 0 (rank 0 reports).
@@ -142,7 +146,8 @@ def run(args, model_name=None, *, task=None, make_model=None):
         model_class = zoo_api.get_model_class(name)
         task = check_task(name, args.task)
         model_kwargs = constructor_options(model_class, name, args)
-    data = load_data(args, name or 'the model', task)
+    if data is None:
+        data = load_data(args, name or 'the model', task)
     describe(data, args.data)
     if args.batchsize is not None:
         train_options.check_batchsize(args.batchsize, len(data.train), args.data,
@@ -160,7 +165,8 @@ def run(args, model_name=None, *, task=None, make_model=None):
 
     result = train(
         model, data.train, task=task, label_names=data.label_names, out=args.out,
-        val_dataset=data.val, recipe=recipe, iterations=args.iterations, epochs=args.epochs,
+        val_dataset=data.val, recipe=recipe, iterations=args.iterations,
+        epochs=None if args.iterations else args.epochs,  # a script's default epochs
         batchsize=batchsize, lr=args.lr, device=args.device, communicator=args.communicator,
         seed=args.seed, resume=args.resume, model_name=name, model_kwargs=model_kwargs,
         cuda_graph=args.cuda_graph, autocast=args.autocast, loss_scaling=args.loss_scaling)
@@ -271,14 +277,6 @@ def check_format_task(fmt, task, name, data):
             f'{FORMAT_TASKS[fmt]}`) or {task} data')
 
 
-class _NamedData:
-    """A dataset of cvzoo.datasets.registry as ``load_training_data`` returns one."""
-
-    def __init__(self, train, val, label_names, task, name):
-        self.train, self.val, self.label_names = train, val, tuple(label_names)
-        self.task, self.format = task, name
-
-
 def _named_data(args, name, task):
     """'digits' (scikit-learn's), 'voc07' or 'voc07+12' through the registry."""
     from cvzoo.datasets import registry as datasets
@@ -293,7 +291,7 @@ def _named_data(args, name, task):
             args.data, args.val, args.seed)
     else:
         train, val, label_names = datasets.load_detection_training_splits(args.data)
-    return _NamedData(train, val, label_names, task, args.data)
+    return _formats().TrainingData(train, val, tuple(label_names), task, args.data)
 
 
 def class_count_kwargs(model_class, data):
@@ -328,6 +326,15 @@ def build_model(model_class, name, pretrained_model, data, model_kwargs):
                                   **model_kwargs)
     model.label_names = tuple(data.label_names)
     return model
+
+
+def print_outcome(outcome, key):
+    """Print a train script's last line, ``{"KEY": metric, "elapsed_time": seconds}``
+    (JSON), and return the metric (None off rank 0)."""
+    if outcome is None:
+        return None
+    print(json.dumps({key: outcome.metric, 'elapsed_time': outcome.elapsed_time}))
+    return outcome.metric
 
 
 def report(result, name, out, task):
