@@ -86,3 +86,22 @@ def test_image_label_directory(tmp_path):
 def test_imagenet_names():
     assert len(imagenet_label_names) == 1000
     assert imagenet_label_names[0] == 'tench'
+
+
+def test_image_label_directory_checks_values_against_label_names(tmp_path):
+    from cvzoo import errors
+
+    _png(tmp_path / 'img' / 'a.png', numpy.zeros((2, 3, 3), numpy.uint8))
+    _png(tmp_path / 'lbl' / 'a.png', numpy.array([[0, 1, 255], [2, 2, 3]], numpy.uint8))
+    dataset = ImageLabelDirectoryDataset(tmp_path / 'img', tmp_path / 'lbl', 255,
+                                         label_names=('a', 'b', 'c', 'd'))
+    assert dataset.label_names == ('a', 'b', 'c', 'd')
+    numpy.testing.assert_array_equal(dataset[0][1], [[0, 1, -1], [2, 2, 3]])
+    dataset = ImageLabelDirectoryDataset(tmp_path / 'img', tmp_path / 'lbl', 255,
+                                         label_names=('a', 'b', 'c'))
+    with pytest.raises(errors.AnnotationError, match='a.png: label value 3 is not a class id'):
+        dataset[0]
+    dataset = ImageLabelDirectoryDataset(tmp_path / 'img', tmp_path / 'lbl',
+                                         label_names=('a', 'b', 'c', 'd'))
+    with pytest.raises(errors.AnnotationError, match='label value 255'):
+        dataset[0]

@@ -397,3 +397,64 @@ def test_bad_keypoints_name_file_and_entry(tmp_path, case):
         COCOKeypointDataset.from_json(json_path, img_dir)[0]
     assert type(info.value) is errors.AnnotationError
     assert 'person_keypoints.json: ' in str(info.value) and named in str(info.value)
+
+
+def _yolo_line(root, line):
+    path = root / 'labels' / 'train' / '000001.txt'
+    path.write_text(path.read_text() + line + '\n')
+    return path
+
+
+def _yolo_yaml(root, text):
+    (root / 'data.yaml').write_text(text)
+    return root / 'data.yaml'
+
+
+def _label_value(root, value):
+    import numpy
+    from PIL import Image
+
+    path = root / 'labels' / '000000.png'
+    Image.fromarray(numpy.full((32, 32), value, numpy.uint8)).save(path)
+    return path
+
+
+def _classes(root, text):
+    (root / 'classes.txt').write_text(text)
+    return root / 'classes.txt'
+
+
+# case: (format written, change to the folder -> the file it broke, error, what is named)
+TRAINING_DATA = {
+    'yolo_class_out_of_range': ('yolo', lambda root: _yolo_line(root, '3 0.5 0.5 0.1 0.1'),
+                                errors.AnnotationError, 'class 3 is not one of the 3 names'),
+    'yolo_pixel_coordinates': ('yolo', lambda root: _yolo_line(root, '0 16 16 8 8'),
+                               errors.AnnotationError, 'normalised to [0, 1]'),
+    'yolo_four_fields': ('yolo', lambda root: _yolo_line(root, '0 0.5 0.5 0.1'),
+                         errors.AnnotationError, 'expected 5 fields'),
+    'yolo_yaml_without_names': ('yolo', lambda root: _yolo_yaml(root, 'train: images/train\n'),
+                                errors.AnnotationError, "'names' is missing"),
+    'yolo_yaml_not_yaml': ('yolo', lambda root: _yolo_yaml(root, 'names: [a\n'),
+                           errors.CorruptFileError, 'not valid YAML'),
+    'label_map_value_not_a_class': ('segmentation_folders', lambda root: _label_value(root, 7),
+                                    errors.AnnotationError, 'label value 7 is not a class id'),
+    'class_list_repeats_a_name': ('segmentation_folders',
+                                  lambda root: _classes(root, 'a\nb\na\n'),
+                                  errors.AnnotationError, 'listed twice'),
+}
+
+
+@pytest.mark.parametrize('case', list(TRAINING_DATA), ids=list(TRAINING_DATA))
+def test_bad_training_data_names_file_and_line(tmp_path, case):
+    """The user's data for ``cvzoo train --data``: each fault is refused with its class,
+    naming the file it is in, when the data is read (before any training)."""
+    from cvzoo.datasets.formats import load_training_data
+    from cvzoo.testing import synthetic_data
+
+    format, change, error, named = TRAINING_DATA[case]
+    root = synthetic_data.make_dataset(format, tmp_path / 'data', 3, 0, 32)
+    broken = change(root)
+    with pytest.raises(error) as info:
+        data = load_training_data(root, val_fraction=0)
+        [data.train[k] for k in range(len(data.train))]
+    assert str(broken) in str(info.value) and named in str(info.value)
