@@ -9,7 +9,7 @@ The result loads with ``Model(pretrained_model='resnet50.npz')`` or
 """
 
 from cvzoo.cli import argument_types, entry
-from cvzoo.models.convert import convert_weight_file
+from cvzoo.models.weights.convert import convert_weight_file
 
 
 def main(argv=None):

@@ -60,7 +60,7 @@ def test_the_first_command_is_predict_on_the_shipped_sample(monkeypatch, tmp_pat
     printed = capsys.readouterr().out.splitlines()
     shown = README.split('cvzoo predict\n```\n\n```\n', 1)[1].split('```', 1)[0].splitlines()
     # the first line names the picture where cvzoo is installed, which varies
-    heading = 'cvzoo/models/embedded/dog.jpg: 4 detections: score, label, box (x_min, ' \
+    heading = 'cvzoo/models/weights/embedded/dog.jpg: 4 detections: score, label, box (x_min, ' \
         'y_min, x_max, y_max) in pixels'
     assert printed[0].endswith(heading)
     assert shown[0].endswith(heading)

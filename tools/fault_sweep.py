@@ -462,7 +462,7 @@ def _small_cnn_final(tmp):
     """tmp/model.npz: small_cnn (3 classes, random weights) saved as a trained model."""
     subprocess.run([sys.executable, '-c',
                     'from cvzoo.models import get_model\n'
-                    'from cvzoo.models.trained_model import save_trained_model\n'
+                    'from cvzoo.models.weights.trained_model import save_trained_model\n'
                     'save_trained_model(get_model("small_cnn", n_class=3), '
                     f'{str(tmp / "model.npz")!r}, "small_cnn", n_class=3)'],
                    env={**os.environ, 'PYTHONPATH': str(ROOT)}, check=True, timeout=120)

@@ -6,7 +6,9 @@ import os
 from cvzoo import errors
 from cvzoo import models as zoo_api
 from cvzoo.cli import predict_output
-from cvzoo.models import embedded, network_runtime, zoo
+from cvzoo.models import zoo
+from cvzoo.models.common import network_runtime
+from cvzoo.models.weights import embedded
 
 
 def _model_class(name):

@@ -18,7 +18,8 @@ import sys
 from cvzoo import errors
 from cvzoo import models as zoo_api
 from cvzoo.cli import argument_types, commands
-from cvzoo.models import registry, weight_files, zoo
+from cvzoo.models import registry, zoo
+from cvzoo.models.weights import weight_files
 from cvzoo.utils import paths
 
 FORMATS = ('original', 'safetensors')
@@ -110,7 +111,7 @@ def _forget(args, model_class):
 
 def _to_safetensors(args):
     """Load the key into its model and write the model's weights as .safetensors."""
-    from cvzoo.models.converters import safetensors_file  # noqa: PLC0415
+    from cvzoo.models.weights.converters import safetensors_file
 
     safetensors_file.require_package()
     model = zoo_api.get_model(args.model, pretrained_model=args.key)

@@ -8,7 +8,7 @@ the command line of the eval script that reproduces the score on this machine.
 import dataclasses
 
 from cvzoo import models as zoo_api
-from cvzoo.models import weights_schema
+from cvzoo.models.weights import weights_schema
 
 UNKNOWN = 'unknown'
 # The evaluation script of each task (a task not listed has none yet), and the --dataset

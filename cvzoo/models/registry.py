@@ -11,7 +11,8 @@ import inspect
 import re
 
 from cvzoo import errors
-from cvzoo.models import discovery, trained_model, weights_schema
+from cvzoo.models import discovery
+from cvzoo.models.weights import trained_model, weights_schema
 
 TASKS = ('classification', 'detection', 'semantic_segmentation', 'instance_segmentation',
          'keypoint_detection')

@@ -38,13 +38,7 @@ True
 import os
 
 from cvzoo.core.serializers import dictionary
-from cvzoo.models import (
-    conversion_cache,
-    registry,
-    trained_model,
-    weight_files,
-    weights_schema,
-)
+from cvzoo.models import registry
 from cvzoo.models.registry import (
     TASKS,
     get_model,
@@ -55,8 +49,9 @@ from cvzoo.models.registry import (
     register,
     resolve_weights,
 )
-from cvzoo.models.weight_files import fetch_weights, forget_trust, trust_record_path
-from cvzoo.models.weights_schema import (
+from cvzoo.models.weights import conversion_cache, trained_model, weight_files, weights_schema
+from cvzoo.models.weights.weight_files import fetch_weights, forget_trust, trust_record_path
+from cvzoo.models.weights.weights_schema import (
     DATASETS,
     DEFAULT_SOURCES,
     INTERPOLATIONS,

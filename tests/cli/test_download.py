@@ -13,7 +13,7 @@ import pytest
 
 from cvzoo.cli import main
 from cvzoo.models import discovery, registry, zoo
-from cvzoo.models.converters import file_format
+from cvzoo.models.weights.converters import file_format
 from tests.helpers import toy_models
 
 
@@ -70,7 +70,7 @@ def test_format_safetensors_of_the_shipped_model_goes_to_the_home(monkeypatch, t
     """The file shipped inside the package is converted into $CVZOO_HOME, never beside
     it, and the written file (its batch norms' scalar counts included) loads back."""
     pytest.importorskip('safetensors')
-    from cvzoo.models import embedded
+    from cvzoo.models.weights import embedded
 
     monkeypatch.setenv('CVZOO_HOME', str(tmp_path / 'home'))
     monkeypatch.delenv('CVZOO_WEIGHTS_MIRROR', raising=False)

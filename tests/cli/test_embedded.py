@@ -11,7 +11,8 @@ from PIL import Image
 
 from cvzoo import errors
 from cvzoo.cli import main
-from cvzoo.models import embedded, registry, weight_files, zoo
+from cvzoo.models import registry, zoo
+from cvzoo.models.weights import embedded, weight_files
 from cvzoo.utils import download
 
 

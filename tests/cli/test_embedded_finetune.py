@@ -7,7 +7,7 @@ import pytest
 from cvzoo import errors
 from cvzoo.cli import main
 from cvzoo.models import get_model
-from cvzoo.models.detection.darknet.yolo_fastest import YoloFastestXL
+from cvzoo.models.detection.yolo.yolo_fastest import YoloFastestXL
 from cvzoo.utils import download
 from tests.helpers.scripts import load_script
 

@@ -80,7 +80,7 @@ def _check_dog_bicycle_car(result):
 @pytest.mark.slow
 def test_the_install_carries_the_shipped_files(installed, tmp_path):
     result = _run(installed, tmp_path, 'python', '-c',
-                  'import cvzoo.models.embedded as e; print(e.EMBEDDED_DIR)')
+                  'import cvzoo.models.weights.embedded as e; print(e.EMBEDDED_DIR)')
     folder = pathlib.Path(result.stdout.strip())
     assert folder.is_relative_to(installed.parent), folder  # the venv's copy, not the tree
     assert {'dog.jpg', 'yolo-fastest-xl-voc.cfg', 'yolo-fastest-xl-voc.weights'} \
@@ -96,7 +96,7 @@ def test_predict_with_no_arguments_offline(installed, tmp_path):
 def test_predict_explicit_model_offline(installed, tmp_path):
     image = tmp_path / 'picture.jpg'
     result = _run(installed, tmp_path, 'python', '-c',
-                  'import cvzoo.models.embedded as e; print(e.sample_image_path())')
+                  'import cvzoo.models.weights.embedded as e; print(e.sample_image_path())')
     shutil.copyfile(result.stdout.strip(), image)
     _check_dog_bicycle_car(_run(installed, tmp_path, 'cvzoo', 'predict', '--model',
                                 'yolo_fastest_xl', '--pretrained-model', 'voc', str(image)))

@@ -7,7 +7,7 @@ from PIL import Image
 
 from cvzoo.cli import main, model_card, predict_output
 from cvzoo.datasets.coco.coco_keypoint_names import coco_keypoint_names
-from cvzoo.models import weights_schema
+from cvzoo.models.weights import weights_schema
 from cvzoo.utils import visualize
 from tests.helpers import fake_cli_models
 

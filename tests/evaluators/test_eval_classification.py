@@ -30,3 +30,16 @@ def test_errors_name_the_argument():
         eval_classification(numpy.eye(3), numpy.array([0, 1, 3]))
     with pytest.raises(ValueError, match='top_k'):
         eval_classification(numpy.eye(3), numpy.array([0, 1, 2]), top_k=(0,))
+
+
+def test_agrees_with_the_training_accuracy(rng):
+    """One definition of a hit: the dataset metric equals F.accuracy's top-k, ties and
+    NaN scores included."""
+    import cvzoo.core.functions as F
+
+    scores = rng.integers(0, 3, (40, 6)).astype(numpy.float32)
+    scores[::7, 2] = numpy.nan
+    labels = rng.integers(0, 6, 40).astype(numpy.int32)
+    result = eval_classification(scores, labels, top_k=range(1, 7))
+    for k in range(1, 7):
+        assert result[f'top{k}'] == pytest.approx(float(F.accuracy(scores, labels, k=k).array))

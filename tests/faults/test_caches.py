@@ -23,7 +23,8 @@ from cvzoo.core.links import link
 from cvzoo.core.serializers import atomic_write, npz
 from cvzoo.core.variable import Parameter
 from cvzoo.core.training.extensions import snapshots as snapshot_module
-from cvzoo.models import conversion_cache, discovery, registry, zoo
+from cvzoo.models import discovery, registry, zoo
+from cvzoo.models.weights import conversion_cache
 from cvzoo.utils import download, image, paths
 from tests.helpers import pth_writer, toy_models, train_runs
 from tests.helpers.read_only import read_only
@@ -316,7 +317,7 @@ def _write_converted_cache(tmp_path):
 
 def _write_safetensors(tmp_path):
     pytest.importorskip('safetensors')
-    from cvzoo.models.converters import safetensors_file
+    from cvzoo.models.weights.converters import safetensors_file
 
     safetensors_file.save_safetensors(tmp_path / 'w.safetensors', _Two())
     return [tmp_path / 'w.safetensors']

@@ -171,7 +171,7 @@ def _small_cnn_file(tmp_path):
     import numpy
 
     from cvzoo.models import zoo
-    from cvzoo.models.trained_model import save_trained_model
+    from cvzoo.models.weights.trained_model import save_trained_model
 
     path = tmp_path / 'model_final.npz'
     model = zoo.get_model('small_cnn', n_class=2, insize=8)
@@ -193,7 +193,7 @@ def _with_config(tmp_path, text):
     """A small_cnn model_final.npz whose __cvzoo_model__ entry holds ``text``."""
     import numpy
 
-    from cvzoo.models.trained_model import MODEL_CONFIG_KEY
+    from cvzoo.models.weights.trained_model import MODEL_CONFIG_KEY
 
     path = _small_cnn_file(tmp_path)
     with numpy.load(path) as archive:

@@ -196,7 +196,7 @@ def test_a_trained_model_holding_nan_is_not_written(tmp_path):
     """model_final.npz is written only from finite arrays (a batch norm's statistics
     count): a model whose running mean went NaN writes nothing."""
     from cvzoo.models import get_model
-    from cvzoo.models.trained_model import save_trained_model
+    from cvzoo.models.weights.trained_model import save_trained_model
 
     model = get_model('small_cnn', n_class=3)
     model.bn1.avg_mean[...] = numpy.nan

@@ -144,7 +144,7 @@ def test_trained_file_of_another_model_given_to_a_train_script(tmp_path, monkeyp
     import numpy
 
     from cvzoo.models import zoo
-    from cvzoo.models.trained_model import save_trained_model
+    from cvzoo.models.weights.trained_model import save_trained_model
 
     path = tmp_path / 'model_final.npz'
     model = zoo.get_model('small_cnn', n_class=2, insize=8)

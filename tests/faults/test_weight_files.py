@@ -12,7 +12,7 @@ import pytest
 from cvzoo import errors
 from cvzoo.core import links
 from cvzoo.models import zoo
-from cvzoo.models.converters import darknet, torch_pth
+from cvzoo.models.weights.converters import darknet, torch_pth
 from tests.helpers import malicious_pickles, memory_cap, pth_writer
 
 
@@ -339,7 +339,7 @@ def _nested_json(depth):
 
 
 def test_a_trained_model_config_nested_100000_deep_is_named(tmp_path):
-    from cvzoo.models import trained_model
+    from cvzoo.models.weights import trained_model
 
     path = tmp_path / 'model_final.npz'
     config = numpy.frombuffer(_nested_json(100000), numpy.uint8)
@@ -355,7 +355,7 @@ def test_a_trained_model_config_nested_100000_deep_is_named(tmp_path):
 
 
 def test_a_mirror_manifest_nested_100000_deep_is_named(tmp_path):
-    from cvzoo.models import weight_files
+    from cvzoo.models.weights import weight_files
 
     manifest = tmp_path / weight_files.MANIFEST_NAME
     manifest.write_bytes(_nested_json(100000))

@@ -1,5 +1,5 @@
 """Checkpoints whose pickle tries to run code or to BUILD onto an allowed global, for the
-tests of the restricted .pth reader (tests/models/converters, tests/faults)."""
+tests of the restricted .pth reader (tests/models/weights/converters, tests/faults)."""
 
 import builtins
 import os

@@ -17,7 +17,7 @@ docs/train_instance_segmentation.md).
 import numpy
 
 import cvzoo.core.links as L
-from cvzoo.models.detection.faster_rcnn.fpn import fpn
+from cvzoo.models.detection import fpn
 from cvzoo.models.detection.faster_rcnn.fpn.faster_rcnn_fpn_resnet import FPN_SCALES
 from cvzoo.models.detection.faster_rcnn.proposal_target_creator import ProposalTargetCreator
 from cvzoo.models.instance_segmentation.mask_rcnn.mask_rcnn_fpn_resnet import (

@@ -18,7 +18,8 @@ import pytest
 import cvzoo.core.functions as F
 from cvzoo import errors
 from cvzoo.core import backend, config
-from cvzoo.models import get_model_class, list_models, model_info, network_runtime
+from cvzoo.models import get_model_class, list_models, model_info
+from cvzoo.models.common import network_runtime
 from tests.export import batch_statistics, same_detections
 
 pytest.importorskip('onnxruntime')

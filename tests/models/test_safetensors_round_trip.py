@@ -75,7 +75,7 @@ def _assert_same_outputs(got, expected, where='output'):
 @pytest.mark.parametrize('name', _cases())
 def test_weights_round_trip_through_safetensors(name, build_small_model, tmp_path):
     safetensors_numpy = pytest.importorskip('safetensors.numpy')
-    from cvzoo.models.converters import safetensors_file
+    from cvzoo.models.weights.converters import safetensors_file
 
     cfg_classes = {'n_fg_class': None} if name in small_models.NEEDS_CFG else {}
     task, model = build_small_model(name, **cfg_classes)

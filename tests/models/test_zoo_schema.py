@@ -14,9 +14,10 @@ import pytest
 from cvzoo import errors
 from cvzoo.core.links import link
 from cvzoo.core.serializers import npz as npz_serializer
-from cvzoo.models import conversion_cache, discovery, weight_files, zoo
+from cvzoo.models import discovery, zoo
 from cvzoo.models import registry as registry_module
-from cvzoo.models.converters import file_format
+from cvzoo.models.weights import conversion_cache, weight_files
+from cvzoo.models.weights.converters import file_format
 from tests.helpers import pth_writer, toy_models
 
 SHA = 'ab' * 32

@@ -13,7 +13,7 @@ from cvzoo.datasets import registry as dataset_registry
 from cvzoo.datasets.imagenet import imagenet_label_names
 from cvzoo.models import discovery, registry, zoo
 from cvzoo.models.classification import evaluate, image_classifier
-from cvzoo.models.classification.resnet import presets
+from cvzoo.models.common import imagenet_presets
 from tests.helpers.scripts import load_script
 
 WNIDS = imagenet_label_names.imagenet_wnids
@@ -39,8 +39,8 @@ class TinyClassifier(image_classifier.ImageClassifier):
 def tiny_model(monkeypatch, tmp_path):
     discovery.import_all_models()
     monkeypatch.setitem(registry._REGISTRY, 'tiny_cls', (TinyClassifier, 'classification'))
-    entry = dataclasses.replace(presets.torchvision_entry('tiny-0123abcd.pth', 60.0,
-                                                          page='tiny'), preset=TinyClassifier.preset)
+    entry = imagenet_presets.torchvision_entry('tiny-0123abcd.pth', 60.0, page='tiny')
+    entry = dataclasses.replace(entry, preset=TinyClassifier.preset)
     monkeypatch.setattr(TinyClassifier, 'weights', {'imagenet': entry}, raising=False)
     model = TinyClassifier()
     rng = numpy.random.default_rng(0)

@@ -1,8 +1,10 @@
-"""Top-k classification accuracy."""
+"""Top-k classification accuracy over a dataset (a hit as F.accuracy counts it:
+:func:`cvzoo.core.functions.evaluation.accuracy.true_class_rank`)."""
 
 import numpy
 
 from cvzoo import errors
+from cvzoo.core.functions.evaluation import accuracy
 
 
 def eval_classification(pred_scores, gt_labels, top_k=(1, 5)):
@@ -16,7 +18,8 @@ def eval_classification(pred_scores, gt_labels, top_k=(1, 5)):
 
     Returns:
         dict: ``'top<k>'`` -> float, the fraction of examples whose class is among the k
-        highest scores (ties broken towards the smaller class id); nan with no example.
+        highest scores (ties broken towards the smaller class id, a NaN true score never
+        counts); nan with no example.
 
     >>> scores = numpy.array([[0.1, 0.9], [0.8, 0.2]])
     >>> eval_classification(scores, numpy.array([1, 1]), top_k=(1,))
@@ -36,15 +39,7 @@ def eval_classification(pred_scores, gt_labels, top_k=(1, 5)):
             f'{int(labels.min())}')
     keep = labels >= 0
     scores, labels = scores[keep], labels[keep]
-    true_score = scores[numpy.arange(len(labels)), labels][:, None]
-    column = numpy.arange(scores.shape[1])[None, :]
-    # NOTE: the rank of the true class counts every higher score and every equal score
-    # of a smaller class id, so the result does not depend on a sort's tie order.
-    ahead = (scores > true_score) | ((scores == true_score) & (column < labels[:, None]))
-    rank = ahead.sum(axis=1)
-    # NOTE: a NaN compares False with every score, so a NaN true score would rank first;
-    # it is never a hit (training reports accuracy on NaN outputs before it stops).
-    rank[numpy.isnan(true_score[:, 0])] = scores.shape[1]
+    rank = accuracy.true_class_rank(scores, labels)
     result = {}
     for k in top_k:
         if int(k) < 1:

@@ -15,14 +15,15 @@ import numpy
 import cvzoo.core.functions as F
 from cvzoo import transforms
 from cvzoo.core import backend, config
-from cvzoo.models import network_runtime, pretrained, zoo
-from cvzoo.models.pickable_sequential_chain import PickableSequentialChain
+from cvzoo.models import zoo
+from cvzoo.models.common import imagenet_presets, network_runtime
+from cvzoo.models.common.pickable_sequential_chain import PickableSequentialChain
+from cvzoo.models.weights import pretrained
 from cvzoo.utils import image as image_utils
 
-IMAGENET_MEAN = (123.675, 116.28, 103.53)
-IMAGENET_STD = (58.395, 57.12, 57.375)
 # The usual ImageNet evaluation: shorter side to 256, center crop 224, torchvision's mean/std.
-DEFAULT_PRESET = zoo.Preset(size=224, mean=IMAGENET_MEAN, std=IMAGENET_STD, crop_fraction=0.875)
+DEFAULT_PRESET = zoo.Preset(size=224, mean=imagenet_presets.IMAGENET_MEAN,
+                            std=imagenet_presets.IMAGENET_STD, crop_fraction=0.875)
 
 
 def n_class_for(model_class, pretrained_model, n_class, default):
@@ -89,7 +90,7 @@ class ImageClassifier(PickableSequentialChain):
                 uint8 arrays, PIL images or file paths.
             batchsize (int): images per forward pass.
             runtime (str): what runs the network between preprocessing and softmax:
-                'cvzoo' or 'onnxruntime' (see :mod:`cvzoo.models.network_runtime`).
+                'cvzoo' or 'onnxruntime' (see :mod:`cvzoo.models.common.network_runtime`).
 
         Returns:
             numpy.ndarray: (B, n_class) float32 probabilities, one row per image.

@@ -11,7 +11,7 @@ learned, and the trained model still predicts in the convention it records.
 """
 
 from cvzoo.core import backend
-from cvzoo.models.weights_schema import BOX_CONVENTIONS
+from cvzoo.models.weights.weights_schema import BOX_CONVENTIONS
 
 
 def to_box_convention(bbox, box_convention):

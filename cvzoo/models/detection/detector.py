@@ -15,7 +15,7 @@ the network's input, and ``detect(x, sizes, prepared)`` is ``decode(forward(x), 
 (Faster R-CNN overrides it: its network takes the images' input scales).
 
 ``predict(imgs, runtime='onnxruntime')`` runs ``forward`` in onnxruntime instead
-(:mod:`cvzoo.models.network_runtime`); ``prepare``, ``decode`` and the rest stay
+(:mod:`cvzoo.models.common.network_runtime`); ``prepare``, ``decode`` and the rest stay
 cvzoo's. A detector that overrides ``detect`` feeds its network more than the batch and
 runs in 'cvzoo' only.
 
@@ -36,7 +36,7 @@ import typing
 import numpy
 
 from cvzoo.core import backend, config
-from cvzoo.models import network_runtime, threshold_presets
+from cvzoo.models.common import network_runtime, threshold_presets
 from cvzoo.utils import image as image_utils
 from cvzoo.utils import nms
 
@@ -97,7 +97,7 @@ class Detector(threshold_presets.ThresholdPresets):
                 uint8 arrays, PIL images or file paths.
             batchsize (int): images per forward pass.
             runtime (str): what runs the network between ``prepare`` and ``decode``:
-                'cvzoo' or 'onnxruntime' (see :mod:`cvzoo.models.network_runtime`).
+                'cvzoo' or 'onnxruntime' (see :mod:`cvzoo.models.common.network_runtime`).
 
         Returns:
             tuple of three lists, one entry per image, NumPy on the host:
@@ -109,7 +109,8 @@ class Detector(threshold_presets.ThresholdPresets):
         Raises:
             cvzoo.errors.UsageError: ``runtime`` is unknown or cannot run this model.
 
-        >>> from cvzoo.models import embedded, get_model
+        >>> from cvzoo.models import get_model
+        >>> from cvzoo.models.weights import embedded
         >>> model = get_model('yolo_fastest_xl', pretrained_model='voc')  # shipped: offline
         >>> bboxes, labels, scores = model.predict([embedded.sample_image_path()])
         >>> [model.label_names[i] for i in labels[0][:3]]

@@ -11,10 +11,9 @@ import numpy
 
 from cvzoo.core import backend, config, initializers
 from cvzoo.core.links.normalization import batch_normalization
-from cvzoo.models import network_runtime
 from cvzoo.models.classification.resnet import resnet
-from cvzoo.models.detection import detector
-from cvzoo.models.detection.retinanet import preprocessing
+from cvzoo.models.common import network_runtime
+from cvzoo.models.detection import detector, torchvision_transform
 from cvzoo.utils import image as image_utils
 
 # NOTE: torchvision sets FrozenBatchNorm's eps to 0 for its COCO weights; cvzoo's BN needs
@@ -76,11 +75,11 @@ class TorchvisionResNetFPNDetector(detector.Detector):
 
     def prepare(self, img):
         """(3, H, W) RGB in [0, 255] -> normalised and resized (3, H', W') float32."""
-        return preprocessing.prepare_image(img, self.min_size, self.max_size)
+        return torchvision_transform.prepare_image(img, self.min_size, self.max_size)
 
     def pad_batch(self, prepared):
         """Prepared images -> (B, 3, H, W) NumPy batch, zero-padded to multiples of 32."""
-        return preprocessing.pad_batch(prepared, self.pad_stride)
+        return torchvision_transform.pad_batch(prepared, self.pad_stride)
 
     def predict(self, imgs, batchsize=8, runtime='cvzoo'):
         """Detect objects in each image; see :meth:`Detector.predict` for the arrays.

@@ -24,7 +24,7 @@ from cvzoo.core.training.extensions import (
 )
 from cvzoo.core.training.iterators import serial_iterator
 from cvzoo.core.training.updaters import standard_updater
-from cvzoo.models.trained_model import save_trained_model
+from cvzoo.models.weights.trained_model import save_trained_model
 
 
 def train_detector(model, optimizer, dataset, label_names, *, out, batchsize,
@@ -65,7 +65,7 @@ def train_detector(model, optimizer, dataset, label_names, *, out, batchsize,
             for a model the registry cannot rebuild (one built from a Darknet cfg).
             Either way the file records the label names and the model's
             ``box_convention``, which loading the file restores (see
-            :mod:`cvzoo.models.trained_model`).
+            :mod:`cvzoo.models.weights.trained_model`).
         model_kwargs (dict or None): further constructor arguments saved with the
             weights (``n_fg_class`` is always saved).
         warmup_iter (int): iterations over which the learning rate rises linearly from

@@ -16,13 +16,13 @@ One more hook has a default: ``paste_masks(prob, bbox, size)`` turns an image's
 probabilities into (R, H, W) bool masks at its size (ChainerCV's rule,
 :func:`cvzoo.models.instance_segmentation.mask_paste.paste_masks`; torchvision's
 models override it). The base batches the images
-(:class:`~cvzoo.models.prepared_batches.PreparedBatches`: test mode without backprop,
+(:class:`~cvzoo.models.common.prepared_batches.PreparedBatches`: test mode without backprop,
 the model's device current), pastes on the device and returns NumPy arrays on the host.
 """
 
 import numpy
 
-from cvzoo.models import prepared_batches, threshold_presets
+from cvzoo.models.common import prepared_batches, threshold_presets
 from cvzoo.models.instance_segmentation import mask_paste
 
 

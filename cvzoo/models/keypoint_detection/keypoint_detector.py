@@ -12,7 +12,7 @@ A model mixes :class:`KeypointDetector` into its Chain and provides three hooks:
   the image's own pixels, ``point_score`` (R, K), ``label`` (R,) int in
   ``[0, n_fg_class)`` and ``score`` (R,) decreasing (host or device arrays).
 
-The base batches the images (:class:`~cvzoo.models.prepared_batches.PreparedBatches`:
+The base batches the images (:class:`~cvzoo.models.common.prepared_batches.PreparedBatches`:
 test mode without backprop, the model's device current) and returns NumPy arrays on the
 host: :meth:`predict` the
 contract's four lists, :meth:`predict_with_bboxes` the instances' boxes too.
@@ -20,7 +20,7 @@ contract's four lists, :meth:`predict_with_bboxes` the instances' boxes too.
 
 import numpy
 
-from cvzoo.models import prepared_batches, threshold_presets
+from cvzoo.models.common import prepared_batches, threshold_presets
 
 
 class KeypointDetector(threshold_presets.RCNNThresholdPresets, prepared_batches.PreparedBatches):

@@ -28,11 +28,12 @@ import numpy
 from cvzoo import errors
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_keypoint_names import coco_keypoint_names
-from cvzoo.models import pretrained, zoo
-from cvzoo.models.converters import file_format
+from cvzoo.models import zoo
 from cvzoo.models.detection import detector, torchvision_resnet_fpn
 from cvzoo.models.detection.faster_rcnn import torchvision_fpn, torchvision_names
 from cvzoo.models.keypoint_detection import heatmap_decoding, keypoint_detector, keypoint_head
+from cvzoo.models.weights import pretrained
+from cvzoo.models.weights.converters import file_format
 
 COCO_N_POINT = len(coco_keypoint_names)
 _KEYPOINT_PREFIXES = ('roi_heads.keypoint_head.', 'roi_heads.keypoint_predictor.')

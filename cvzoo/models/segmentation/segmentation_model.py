@@ -20,7 +20,8 @@ import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo import transforms
 from cvzoo.core import backend, config
-from cvzoo.models import network_runtime, pretrained
+from cvzoo.models.common import network_runtime
+from cvzoo.models.weights import pretrained
 from cvzoo.utils import image as image_utils
 
 CHANNEL_ORDERS = ('rgb', 'bgr')
@@ -145,7 +146,7 @@ class SegmentationModel(L.Chain):
                 uint8 arrays, PIL images or file paths.
             batchsize (int): images per forward pass.
             runtime (str): what runs the network between preprocessing and the label
-                maps: 'cvzoo' or 'onnxruntime' (see :mod:`cvzoo.models.network_runtime`).
+                maps: 'cvzoo' or 'onnxruntime' (see :mod:`cvzoo.models.common.network_runtime`).
 
         Returns:
             list of numpy.ndarray: one (H, W) int32 map per image, at the image's own

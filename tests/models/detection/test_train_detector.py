@@ -13,7 +13,7 @@ from cvzoo.datasets.transform_dataset import TransformDataset
 from cvzoo.models import get_model, zoo
 from cvzoo.models.detection.ssd import augmentation, ssd_tiny, train_chain
 from cvzoo.models.detection.train_detector import train_detector
-from cvzoo.models.trained_model import read_model_config
+from cvzoo.models.weights.trained_model import read_model_config
 
 
 def _ssd_run(tmp_path, rng, **kwargs):

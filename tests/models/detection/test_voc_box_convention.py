@@ -38,7 +38,8 @@ import pytest
 from cvzoo.core import backend
 from cvzoo.datasets.voc import voc_bbox_dataset, voc_label_names
 from cvzoo.evaluators.metrics import eval_detection_voc
-from cvzoo.models import pretrained, weights_schema, zoo
+from cvzoo.models import zoo
+from cvzoo.models.weights import pretrained, weights_schema
 from cvzoo.models.detection import detector
 from cvzoo.models.detection.faster_rcnn import faster_rcnn_vgg
 from cvzoo.models.detection.ssd import ssd

@@ -26,7 +26,7 @@ import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.models import zoo
 from cvzoo.models.classification.mobilenet import mobilenet_v2
-from cvzoo.models.classification.resnet import name_mapping, presets
+from cvzoo.models.common import foreign_names, imagenet_presets
 
 # The width multiplier of each weights key.
 KEY_WIDTHS = {'imagenet': 1.0, 'imagenet_1.4': 1.4}
@@ -147,7 +147,7 @@ class ChainerCVMobileNetV2(mobilenet_v2.MobileNetV2):
         if source == 'chainercv':
             return convert_chainercv(raw)
         if source == 'cvzoo':
-            return {name_mapping.strip_root(k): v for k, v in raw.items()}
+            return {foreign_names.strip_root(k): v for k, v in raw.items()}
         raise ValueError(f"source: expected 'chainercv' or 'cvzoo' for ChainerCV MobileNetV2 "
                          f'weights (TensorFlow layout), got {source!r}; torchvision files '
                          "load into MobileNetV2 ('mobilenet_v2')")
@@ -182,15 +182,15 @@ def convert_chainercv(raw):
             (all named at once).
     """
     table = _chainercv_key_map()
-    arrays = name_mapping.map_keys(
-        {name_mapping.strip_root(k): v for k, v in raw.items()}, table.__getitem__,
+    arrays = foreign_names.map_keys(
+        {foreign_names.strip_root(k): v for k, v in raw.items()}, table.__getitem__,
         'chainercv', 'ChainerCV MobileNetV2 weights')
     W, b = arrays.get('fc/W'), arrays.get('fc/b')
     if W is not None and W.ndim == 4 and W.shape[2:] == (1, 1):
         arrays['fc/W'] = W = W.reshape(W.shape[:2])
     if W is not None and b is not None and len(W) == len(b) == _BACKGROUND_CLASSES:
         arrays['fc/W'], arrays['fc/b'] = W[1:], b[1:]
-    return name_mapping.add_bn_counts(arrays)
+    return foreign_names.add_bn_counts(arrays)
 
 
 _NOTES = ('TF-Slim checkpoint converted by ChainerCV; TensorFlow SAME padding and BN eps '
@@ -200,11 +200,11 @@ TF_PRESET = zoo.Preset(size=224, mean=(128.0, 128.0, 128.0), std=(128.0, 128.0, 
                        interpolation='bilinear', resize_backend='cv2', crop_fraction=0.875)
 
 ChainerCVMobileNetV2.weights = {
-    'imagenet': presets.chainercv_entry(
+    'imagenet': imagenet_presets.chainercv_entry(
         'mobilenet_v2_depth_multiplier_1.0_imagenet_converted_2019_04_01.npz', 28.3,
         original='28.0 %, Sandler et al. 2018', preset=TF_PRESET,
         notes=_NOTES),
-    'imagenet_1.4': presets.chainercv_entry(
+    'imagenet_1.4': imagenet_presets.chainercv_entry(
         'mobilenet_v2_depth_multiplier_1.4_imagenet_converted_2019_05_13.npz', 24.3,
         original='25.3 %, Sandler et al. 2018', preset=TF_PRESET,
         notes=_NOTES + ' The date in the file name is not confirmed by a ChainerCV source '

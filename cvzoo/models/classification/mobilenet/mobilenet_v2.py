@@ -17,7 +17,7 @@ from cvzoo.core import initializers
 from cvzoo.models import zoo
 from cvzoo.models.classification import image_classifier
 from cvzoo.models.classification.mobilenet import blocks, name_mapping
-from cvzoo.models.classification.resnet import presets
+from cvzoo.models.common import imagenet_presets
 
 # (expansion t, channels c, repeats n, first stride s), the paper's Table 2
 _SETTINGS = ((1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
@@ -146,8 +146,8 @@ def torchvision_table():
 
 
 MobileNetV2.weights = {
-    'imagenet': presets.torchvision_entry('mobilenet_v2-b0353104.pth', 71.878,
-                                          page='mobilenet_v2'),
-    'imagenet_v2': presets.torchvision_entry('mobilenet_v2-7ebf99e0.pth', 72.154,
-                                             page='mobilenet_v2', v2=True),
+    'imagenet': imagenet_presets.torchvision_entry('mobilenet_v2-b0353104.pth', 71.878,
+                                                   page='mobilenet_v2'),
+    'imagenet_v2': imagenet_presets.torchvision_entry('mobilenet_v2-7ebf99e0.pth', 72.154,
+                                                      page='mobilenet_v2', v2=True),
 }

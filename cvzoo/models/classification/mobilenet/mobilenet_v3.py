@@ -21,7 +21,7 @@ from cvzoo.core import initializers
 from cvzoo.models import zoo
 from cvzoo.models.classification import image_classifier
 from cvzoo.models.classification.mobilenet import blocks, name_mapping
-from cvzoo.models.classification.resnet import presets
+from cvzoo.models.common import imagenet_presets
 
 # (kernel, expanded, out, SE, activation, stride) of each bneck, the paper's Table 1
 _LARGE = ((3, 16, 16, False, 'RE', 1), (3, 64, 24, False, 'RE', 2),
@@ -134,8 +134,8 @@ def torchvision_table():
 
 
 MobileNetV3Large.weights = {
-    'imagenet': presets.torchvision_entry('mobilenet_v3_large-8738ca79.pth', 74.042,
-                                          page='mobilenet_v3_large'),
-    'imagenet_v2': presets.torchvision_entry('mobilenet_v3_large-5c1a4163.pth', 75.274,
-                                             page='mobilenet_v3_large', v2=True),
+    'imagenet': imagenet_presets.torchvision_entry('mobilenet_v3_large-8738ca79.pth', 74.042,
+                                                   page='mobilenet_v3_large'),
+    'imagenet_v2': imagenet_presets.torchvision_entry('mobilenet_v3_large-5c1a4163.pth', 75.274,
+                                                      page='mobilenet_v3_large', v2=True),
 }

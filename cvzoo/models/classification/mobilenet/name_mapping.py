@@ -7,9 +7,9 @@ from the architecture's block list, where kind is ``'conv'``/``'linear'`` (leave
 ``num_batches_tracked`` is dropped and BN's ``N`` set to 0).
 """
 
-from cvzoo.models.classification.resnet import name_mapping as resnet_name_mapping
+from cvzoo.models.common import foreign_names
 
-TORCH_SOURCES = resnet_name_mapping.TORCH_SOURCES
+TORCH_SOURCES = foreign_names.TORCH_SOURCES
 _LEAVES = {
     'conv': {'weight': 'W', 'bias': 'b'},
     'linear': {'weight': 'W', 'bias': 'b'},
@@ -45,8 +45,8 @@ def convert_torchvision(raw, table, source, file_kind):
     Raises:
         cvzoo.errors.WeightLoadError: keys without a counterpart, all named at once.
     """
-    arrays = resnet_name_mapping.map_keys(raw, _key_mapper(table), source, file_kind)
-    return resnet_name_mapping.add_bn_counts(arrays)
+    arrays = foreign_names.map_keys(raw, _key_mapper(table), source, file_kind)
+    return foreign_names.add_bn_counts(arrays)
 
 
 def convert(raw, source, table, file_kind):
@@ -58,6 +58,6 @@ def convert(raw, source, table, file_kind):
     if source in TORCH_SOURCES:
         return convert_torchvision(raw, table, source, file_kind)
     if source == 'cvzoo':
-        return {resnet_name_mapping.strip_root(k): v for k, v in raw.items()}
+        return {foreign_names.strip_root(k): v for k, v in raw.items()}
     raise ValueError(f"source: expected 'torchvision', 'torch' or 'cvzoo' for {file_kind}, "
                      f'got {source!r}')

@@ -14,13 +14,8 @@ count, which torchvision does not have) is set to 0.
 
 import re
 
-import numpy
+from cvzoo.models.common import foreign_names
 
-from cvzoo import errors
-
-TORCH_SOURCES = ('torch', 'torchvision')
-_BN_NAMES = {'weight': 'gamma', 'bias': 'beta', 'running_mean': 'avg_mean',
-             'running_var': 'avg_var'}
 _BN = '(weight|bias|running_mean|running_var|num_batches_tracked)'
 # torchvision key pattern -> function of the match giving (cvzoo prefix, torchvision leaf)
 _TORCHVISION_PATTERNS = (
@@ -46,7 +41,7 @@ def _block(match):
 
 def _leaf_name(prefix, leaf):
     if prefix.endswith('/bn'):
-        return _BN_NAMES[leaf]
+        return foreign_names.BN_NAMES[leaf]
     return {'weight': 'W', 'bias': 'b'}[leaf]
 
 
@@ -60,40 +55,6 @@ def _map_torchvision_key(key):
                 return None
             return f'{prefix}/{_leaf_name(prefix, leaf)}'
     raise KeyError(key)
-
-
-def add_bn_counts(arrays):
-    """Add ``<bn>/N = 0`` beside every ``<bn>/avg_mean`` that has no count yet."""
-    for key in [k for k in arrays if k.endswith('/avg_mean')]:
-        arrays.setdefault(key[:-len('avg_mean')] + 'N', numpy.zeros((), numpy.int64))
-    return arrays
-
-
-def map_keys(raw, map_key, source, file_kind):
-    """Rename every key of ``raw`` with ``map_key`` (None drops a key).
-
-    Raises:
-        cvzoo.errors.WeightLoadError: keys ``map_key`` does not know (all named at once).
-    """
-    arrays, leftovers = {}, []
-    for key, value in raw.items():
-        try:
-            new_key = map_key(key)
-        except KeyError:
-            leftovers.append(key)
-            continue
-        if new_key is not None:
-            arrays[new_key] = value
-    if leftovers:
-        raise errors.WeightLoadError(
-            f'{file_kind} ({source} names): {len(leftovers)} keys have no counterpart in '
-            f'cvzoo: {", ".join(sorted(leftovers))}')
-    return arrays
-
-
-def strip_root(key):
-    """ChainerCV/Chainer npz keys may start with '/'; cvzoo's do not."""
-    return key.removeprefix('/')
 
 
 def convert_resnet(raw, source):
@@ -110,9 +71,11 @@ def convert_resnet(raw, source):
         ValueError: an unknown ``source``.
         cvzoo.errors.WeightLoadError: keys of the file that the mapping does not know.
     """
-    if source in TORCH_SOURCES:
-        return add_bn_counts(map_keys(raw, _map_torchvision_key, source, 'ResNet weights'))
+    if source in foreign_names.TORCH_SOURCES:
+        arrays = foreign_names.map_keys(raw, _map_torchvision_key, source, 'ResNet weights')
+        return foreign_names.add_bn_counts(arrays)
     if source in ('chainercv', 'cvzoo'):
-        return add_bn_counts({strip_root(k): v for k, v in raw.items()})
+        arrays = {foreign_names.strip_root(k): v for k, v in raw.items()}
+        return foreign_names.add_bn_counts(arrays)
     raise ValueError(f"source: expected 'torchvision', 'torch', 'chainercv' or 'cvzoo' for "
                      f'ResNet weights, got {source!r}')

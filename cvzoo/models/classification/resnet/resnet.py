@@ -21,7 +21,8 @@ import cvzoo.core.links as L
 from cvzoo.core import initializers
 from cvzoo.models import zoo
 from cvzoo.models.classification import image_classifier
-from cvzoo.models.classification.resnet import blocks, name_mapping, presets
+from cvzoo.models.classification.resnet import name_mapping
+from cvzoo.models.common import imagenet_presets, resnet_blocks
 
 ARCHS = ('fb', 'he')
 COMPATS = ('torchvision', 'chainercv')
@@ -95,8 +96,8 @@ class ResNet(image_classifier.ImageClassifier):
         in_channels = 64
         for stage, (n_block, mid) in enumerate(zip(self._blocks[n_layer], self._mid_channels)):
             out_channels = 256 * 2 ** stage
-            stage_block = blocks.ResBlock(n_block, in_channels, mid, out_channels,
-                                          1 if stage == 0 else 2, **kwargs)
+            stage_block = resnet_blocks.ResBlock(n_block, in_channels, mid, out_channels,
+                                                 1 if stage == 0 else 2, **kwargs)
             setattr(self, f'res{stage + 2}', stage_block)
             in_channels = out_channels
         self.pool5 = functools.partial(F.mean, axis=(2, 3))
@@ -188,12 +189,13 @@ class ResNet152(ResNet):
 def _resnet_weights(n_layer, torchvision, he_error, chainercv_error):
     (v1_file, v1_top1), (v2_file, v2_top1) = torchvision
     return {
-        'imagenet': presets.torchvision_entry(v1_file, v1_top1, page='resnet'),
-        'imagenet_v2': presets.torchvision_entry(v2_file, v2_top1, page='resnet', v2=True),
-        'imagenet_he': presets.chainercv_entry(
+        'imagenet': imagenet_presets.torchvision_entry(v1_file, v1_top1, page='resnet'),
+        'imagenet_v2': imagenet_presets.torchvision_entry(v2_file, v2_top1, page='resnet',
+                                                          v2=True),
+        'imagenet_he': imagenet_presets.chainercv_entry(
             f'resnet{n_layer}_imagenet_converted_2018_03_07.npz', he_error[0],
             original=f'{he_error[1]} %, He et al. 2016', notes=_HE_NOTE),
-        'imagenet_chainercv': presets.chainercv_entry(
+        'imagenet_chainercv': imagenet_presets.chainercv_entry(
             f'resnet{n_layer}_imagenet_trained_2018_11_26.npz', chainercv_error[0],
             original=f'{chainercv_error[1]}, Goyal et al. 2017', notes=_FB_CHAINERCV_NOTE),
     }

@@ -3,7 +3,8 @@ Networks", CVPR 2017), in torchvision's arrangement: a ResNet whose 3x3 convolut
 have 32 groups of 4 channels per group in res2 (mid channels 128, 256, 512, 1024)."""
 
 from cvzoo.models import zoo
-from cvzoo.models.classification.resnet import presets, resnet
+from cvzoo.models.classification.resnet import resnet
+from cvzoo.models.common import imagenet_presets
 
 
 @zoo.register('resnext50_32x4d', task='classification')
@@ -25,8 +26,8 @@ class ResNeXt50_32x4d(resnet.ResNet):
 
 
 ResNeXt50_32x4d.weights = {
-    'imagenet': presets.torchvision_entry('resnext50_32x4d-7cdf4587.pth', 77.618,
-                                          page='resnext'),
-    'imagenet_v2': presets.torchvision_entry('resnext50_32x4d-1a0047aa.pth', 81.198,
-                                             page='resnext', v2=True),
+    'imagenet': imagenet_presets.torchvision_entry('resnext50_32x4d-7cdf4587.pth', 77.618,
+                                                   page='resnext'),
+    'imagenet_v2': imagenet_presets.torchvision_entry('resnext50_32x4d-1a0047aa.pth', 81.198,
+                                                      page='resnext', v2=True),
 }

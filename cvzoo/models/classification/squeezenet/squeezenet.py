@@ -20,8 +20,8 @@ import cvzoo.core.links as L
 from cvzoo.core import initializers
 from cvzoo.models import zoo
 from cvzoo.models.classification import image_classifier
-from cvzoo.models.classification.resnet import name_mapping, presets
 from cvzoo.models.classification.squeezenet import fire
+from cvzoo.models.common import foreign_names, imagenet_presets
 
 # The preprocessing of /work/shared/data/weights/squeezenet1_1_deepscale.pth (the DeepScale
 # Caffe model in torchvision's layout, first convolution flipped to RGB): RGB, the whole
@@ -106,10 +106,10 @@ class SqueezeNet(image_classifier.ImageClassifier):
         expand3x3}.{weight,bias}`` (fire modules) and ``classifier.1`` (conv10).
         """
         kind = f'{type(self).__name__} weights'
-        if source in name_mapping.TORCH_SOURCES:
-            return name_mapping.map_keys(raw, self._map_torchvision_key, source, kind)
+        if source in foreign_names.TORCH_SOURCES:
+            return foreign_names.map_keys(raw, self._map_torchvision_key, source, kind)
         if source == 'cvzoo':
-            return {name_mapping.strip_root(k): v for k, v in raw.items()}
+            return {foreign_names.strip_root(k): v for k, v in raw.items()}
         raise ValueError(f"source: expected 'torchvision', 'torch' or 'cvzoo' for {kind}, "
                          f'got {source!r}')
 
@@ -159,10 +159,10 @@ class SqueezeNet1_1(SqueezeNet):  # torchvision's name
 
 
 SqueezeNet1_0.weights = {
-    'imagenet': presets.torchvision_entry('squeezenet1_0-b66bff10.pth', 58.092,
-                                          page='squeezenet1_0'),
+    'imagenet': imagenet_presets.torchvision_entry('squeezenet1_0-b66bff10.pth', 58.092,
+                                                   page='squeezenet1_0'),
 }
 SqueezeNet1_1.weights = {
-    'imagenet': presets.torchvision_entry('squeezenet1_1-b8a52dc0.pth', 58.178,
-                                          page='squeezenet1_1'),
+    'imagenet': imagenet_presets.torchvision_entry('squeezenet1_1-b8a52dc0.pth', 58.178,
+                                                   page='squeezenet1_1'),
 }

@@ -20,8 +20,7 @@ import cvzoo.core.links as L
 from cvzoo.core import initializers
 from cvzoo.models import zoo
 from cvzoo.models.classification import image_classifier
-from cvzoo.models.classification.resnet import name_mapping, presets
-from cvzoo.models.classification.vgg import conv2d_activ
+from cvzoo.models.common import conv2d_activ, foreign_names, imagenet_presets
 
 # (stage, channels, convolutions)
 _STAGES = ((1, 64, 2), (2, 128, 2), (3, 256, 3), (4, 512, 3), (5, 512, 3))
@@ -157,17 +156,17 @@ def convert_vgg16(raw, source):
         ValueError: an unknown ``source``.
         cvzoo.errors.WeightLoadError: file keys the mapping does not know.
     """
-    if source in name_mapping.TORCH_SOURCES:
-        return name_mapping.map_keys(raw, _map_torchvision_key, source, 'VGG16 weights')
+    if source in foreign_names.TORCH_SOURCES:
+        return foreign_names.map_keys(raw, _map_torchvision_key, source, 'VGG16 weights')
     if source in ('chainercv', 'cvzoo'):
-        return {name_mapping.strip_root(k): v for k, v in raw.items()}
+        return {foreign_names.strip_root(k): v for k, v in raw.items()}
     raise ValueError(f"source: expected 'torchvision', 'torch', 'chainercv' or 'cvzoo' for "
                      f'VGG16 weights, got {source!r}')
 
 
 VGG16.weights = {
-    'imagenet': presets.torchvision_entry('vgg16-397923af.pth', 71.592, page='vgg'),
-    'imagenet_chainercv': presets.chainercv_entry(
+    'imagenet': imagenet_presets.torchvision_entry('vgg16-397923af.pth', 71.592, page='vgg'),
+    'imagenet_chainercv': imagenet_presets.chainercv_entry(
         'vgg16_imagenet_converted_2017_07_18.npz', 29.0, original='28.5 %, Simonyan and '
         'Zisserman 2015', preset=zoo.Preset(size=224, mean=CHAINERCV_MEAN,
                                             resize_backend='cv2', crop_fraction=0.875),

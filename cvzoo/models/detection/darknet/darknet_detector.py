@@ -18,9 +18,9 @@ import cvzoo.core.links as L
 from cvzoo import errors
 from cvzoo.core import backend
 from cvzoo.models import zoo
-from cvzoo.models.converters import darknet
 from cvzoo.models.detection import detector
 from cvzoo.models.detection.darknet import cfg_network, darknet_resize, yolo_decoder
+from cvzoo.models.weights.converters import darknet
 
 # NOTE: 'visualize' is Darknet's `detector test` default (-thresh 0.25, nms 0.45);
 # 'evaluate' is what its `detector map` tool uses (thresh 0.005, nms 0.45).

@@ -16,10 +16,12 @@ import cvzoo.core.links as L
 from cvzoo.core import initializers
 from cvzoo.datasets.imagenet import imagenet_label_names
 from cvzoo.datasets.voc.voc_label_names import voc_bbox_label_names
-from cvzoo.models import pretrained, zoo
-from cvzoo.models.classification.vgg import conv2d_activ, vgg16
-from cvzoo.models.converters import file_format
+from cvzoo.models import zoo
+from cvzoo.models.classification.vgg import vgg16
+from cvzoo.models.common import conv2d_activ
 from cvzoo.models.detection.faster_rcnn import faster_rcnn, region_proposal_network
+from cvzoo.models.weights import pretrained
+from cvzoo.models.weights.converters import file_format
 
 # RGB, ChainerCV's mean of this detector (py-faster-rcnn's PIXEL_MEANS 102.9801,
 # 115.9465, 122.7717 in BGR), not the 123.152, 115.903, 103.063 of its VGG16 classifier
@@ -175,7 +177,7 @@ def _vgg16_classifier_name(key):
 
 
 def settle_n_fg_class(model_class, pretrained_model, n_fg_class, default):
-    """:func:`cvzoo.models.pretrained.settle_n_class` of a Faster R-CNN: a local
+    """:func:`cvzoo.models.weights.pretrained.settle_n_class` of a Faster R-CNN: a local
     detector .npz builds the heads of its own class count (its ``class_bias_keys``)."""
     entry, n_built = pretrained.settle_n_class(model_class, pretrained_model, n_fg_class,
                                                default, BACKBONE_KEYS)

@@ -12,7 +12,7 @@ weights (10, 10, 5, 5)).
 predict(): the image is normalised (ImageNet mean and std), resized (bilinear, no
 antialias; shorter side ``min_size`` unless the longer would pass ``max_size``) and the
 batch zero-padded to multiples of 32, as torchvision's ``GeneralizedRCNNTransform`` (the
-code RetinaNet shares, :mod:`~cvzoo.models.detection.retinanet.preprocessing`); each
+code RetinaNet shares, :mod:`~cvzoo.models.detection.torchvision_transform`); each
 RoI's per-class boxes are decoded (dw, dh clipped at log(1000 / 16)) and clipped to the
 resized image; the (box, class) pairs scoring above ``score_thresh`` with both sides >= 0.01 go through NMS per
 class at ``nms_thresh``; the ``max_detections`` (100) best of each image are kept and
@@ -42,16 +42,21 @@ import cvzoo.core.links as L
 from cvzoo.core import config
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
-from cvzoo.models import pretrained, zoo
-from cvzoo.models.converters import file_format
-from cvzoo.models.detection import box_coding, detector, torchvision_resnet_fpn
+from cvzoo.models import zoo
+from cvzoo.models.common import imagenet_presets
+from cvzoo.models.detection import (
+    box_coding,
+    detector,
+    fpn,
+    torchvision_resnet_fpn,
+)
 from cvzoo.models.detection.faster_rcnn import (
     torchvision_box_head,
     torchvision_names,
     torchvision_rpn,
 )
-from cvzoo.models.detection.faster_rcnn.fpn import fpn
-from cvzoo.models.detection.retinanet import preprocessing
+from cvzoo.models.weights import pretrained
+from cvzoo.models.weights.converters import file_format
 
 FPN_SCALES = (1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64)
 PRESETS = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.5},
@@ -272,8 +277,8 @@ FasterRCNNResNet50FPN.weights = {
         url='https://download.pytorch.org/models/fasterrcnn_resnet50_fpn_coco-258fb6c6.pth',
         sha256='258fb6c6', source_format='torch_pth', n_class=80,
         label_names=tuple(coco_bbox_label_names),
-        preset=zoo.Preset(size=800, mean=tuple(255 * m for m in preprocessing.IMAGENET_MEAN),
-                          std=tuple(255 * s for s in preprocessing.IMAGENET_STD),
+        preset=zoo.Preset(size=800, mean=imagenet_presets.IMAGENET_MEAN,
+                          std=imagenet_presets.IMAGENET_STD,
                           interpolation='bilinear', resize_backend='cvzoo'),
         reported=zoo.Score('map_coco', 0.370, 'coco_val2017',
                            'torchvision docs, FasterRCNN_ResNet50_FPN_Weights.COCO_V1 '

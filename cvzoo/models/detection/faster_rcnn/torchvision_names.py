@@ -35,9 +35,8 @@ stay in the softmax (:mod:`~cvzoo.models.detection.torchvision_coco_classes`).
 import re
 
 from cvzoo import errors
-from cvzoo.models.classification.resnet import name_mapping as resnet_names
-from cvzoo.models.detection import torchvision_coco_classes
-from cvzoo.models.detection.retinanet import name_mapping as retinanet_names
+from cvzoo.models.common import foreign_names
+from cvzoo.models.detection import torchvision_coco_classes, torchvision_fpn_names
 
 TORCHVISION_COCO_CLASSES = torchvision_coco_classes.TORCHVISION_COCO_CLASSES
 N_COCO_UNUSED_CLASS = len(torchvision_coco_classes.COCO_UNUSED_IDS)
@@ -86,7 +85,7 @@ def _bn_key(prefix, leaf):
 def map_key(key):
     """cvzoo key (or None to drop) of a torchvision Faster R-CNN key; KeyError if unknown."""
     if key.startswith('backbone.') and '.extra_blocks.' not in key:
-        return retinanet_names.map_key(key)
+        return torchvision_fpn_names.map_key(key)
     return _prefixed_key(key, _PATTERNS)
 
 
@@ -104,7 +103,7 @@ def map_key_v2(key):
     """cvzoo key (or None to drop) of a torchvision Faster R-CNN v2 key (also Mask R-CNN
     v2's box part); KeyError if unknown."""
     if key.startswith('backbone.body.'):
-        return retinanet_names.map_key(key)
+        return torchvision_fpn_names.map_key(key)
     for pattern, rule in _V2_PATTERNS:
         match = pattern.fullmatch(key)
         if match:
@@ -146,7 +145,7 @@ def convert_torchvision(raw, expected, source='torchvision', *, map_key=map_key)
     names, unexpected = _classify_keys(raw, map_key)
     unexpected += [key for key, name in names.items() if name is not None
                    and name not in expected]
-    arrays = resnet_names.add_bn_counts(
+    arrays = foreign_names.add_bn_counts(
         {name: raw[key] for key, name in names.items() if name in expected})
     missing = sorted(expected - set(arrays))
     if unexpected or missing:

@@ -15,8 +15,8 @@ import numpy
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import config, initializers
+from cvzoo.models.detection import torchvision_anchors as anchor_layout
 from cvzoo.models.detection.faster_rcnn import fpn_proposals
-from cvzoo.models.detection.retinanet import anchors as anchor_layout
 
 ANCHOR_SIZES = (32, 64, 128, 256, 512)
 ANCHOR_RATIOS = (0.5, 1.0, 2.0)

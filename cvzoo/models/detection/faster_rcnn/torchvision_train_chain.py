@@ -21,10 +21,9 @@ import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import backend
 from cvzoo.core.training import reporter
-from cvzoo.models.detection import box_coding, detector
+from cvzoo.models.detection import anchor_matching, box_coding, detector
 from cvzoo.models.detection.box_convention import to_box_convention
 from cvzoo.models.detection.faster_rcnn import anchor_target_creator, torchvision_fpn
-from cvzoo.models.detection.retinanet import anchor_matching
 
 
 def _balanced_sample(xp, label, n_sample, pos_fraction):

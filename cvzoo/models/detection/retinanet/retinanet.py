@@ -8,11 +8,11 @@ P3 ... P7 the shared heads score 9 anchors per cell (sizes 32 ... 512 at scales
 (box coder weights (1, 1, 1, 1)).
 
 predict(): the image is normalised and resized as torchvision does (see
-``preprocessing``), the batch padded to multiples of 32; then per image and level the
-(anchor, class) pairs scoring above ``score_thresh`` are ranked and the best
-``n_candidate`` (1000) kept, decoded and clipped to the resized image; per-class NMS at
-``nms_thresh`` over the levels, the ``max_detections`` (300) best, and the boxes are
-scaled back to the input image.
+:mod:`~cvzoo.models.detection.torchvision_transform`), the batch padded to multiples of
+32; then per image and level the (anchor, class) pairs scoring above ``score_thresh``
+are ranked and the best ``n_candidate`` (1000) kept, decoded and clipped to the resized
+image; per-class NMS at ``nms_thresh`` over the levels, the ``max_detections`` (300)
+best, and the boxes are scaled back to the input image.
 
 Labels: torchvision's 91-way head (COCO category ids, 'N/A' gaps) is cut to cvzoo's 80
 contiguous labels when the weights are converted; the 11 unused outputs were trained
@@ -33,15 +33,17 @@ import cvzoo.core.links as L
 from cvzoo.core import backend, config
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
-from cvzoo.models import pretrained, zoo
-from cvzoo.models.detection import box_coding, detector, torchvision_resnet_fpn
-from cvzoo.models.detection.retinanet import (
-    anchors,
-    heads,
-    name_mapping,
-    preprocessing,
-    retinanet_fpn,
+from cvzoo.models import zoo
+from cvzoo.models.common import imagenet_presets
+from cvzoo.models.detection import (
+    box_coding,
+    detector,
+    torchvision_anchors,
+    torchvision_fpn_names,
+    torchvision_resnet_fpn,
 )
+from cvzoo.models.detection.retinanet import heads, retinanet_fpn
+from cvzoo.models.weights import pretrained
 
 RETINANET_PRESETS = {'visualize': {'score_thresh': 0.5, 'nms_thresh': 0.5},
                      'evaluate': {'score_thresh': 0.05, 'nms_thresh': 0.5}}
@@ -123,8 +125,8 @@ class RetinaNetResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPND
         with config.using_config('train', False):
             hs = self.extractor(x)
         locs, confs = self.head(hs)
-        level_anchors = anchors.retinanet_anchors(self.xp, x.shape[2:],
-                                                  [h.shape[2:] for h in hs])
+        level_anchors = torchvision_anchors.retinanet_anchors(self.xp, x.shape[2:],
+                                                              [h.shape[2:] for h in hs])
         return locs, confs, level_anchors
 
     def decode(self, outputs, sizes):
@@ -203,7 +205,8 @@ class RetinaNetResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPND
         """
         if source in ('torchvision', 'torch'):
             expected = set(dictionary.state_arrays(self))
-            return name_mapping.convert_torchvision(raw, self.head.n_anchor, source, expected)
+            return torchvision_fpn_names.convert_torchvision(raw, self.head.n_anchor, source,
+                                                             expected)
         if source == 'cvzoo':
             return {key.removeprefix('/'): value for key, value in raw.items()}
         raise ValueError(f"source: expected 'torchvision', 'torch' or 'cvzoo' for RetinaNet "
@@ -215,9 +218,9 @@ RetinaNetResNet50FPN.weights = {
         url='https://download.pytorch.org/models/retinanet_resnet50_fpn_coco-eeacb38b.pth',
         sha256='eeacb38b', source_format='torch_pth', n_class=80,
         label_names=tuple(coco_bbox_label_names),
-        preset=zoo.Preset(size=800, mean=tuple(255 * m for m in preprocessing.IMAGENET_MEAN),
-                          std=tuple(255 * s for s in preprocessing.IMAGENET_STD),
-                          interpolation='bilinear', resize_backend='cvzoo'),
+        preset=zoo.Preset(
+            size=800, mean=imagenet_presets.IMAGENET_MEAN, std=imagenet_presets.IMAGENET_STD,
+            interpolation='bilinear', resize_backend='cvzoo'),
         reported=zoo.Score('map_coco', 0.364, 'coco_val2017',
                            'torchvision docs, RetinaNet_ResNet50_FPN_Weights.COCO_V1 '
                            '(box_map 36.4, COCO val2017)'),

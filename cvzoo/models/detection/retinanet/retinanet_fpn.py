@@ -3,7 +3,7 @@
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import initializers
-from cvzoo.models.detection.faster_rcnn.fpn import fpn
+from cvzoo.models.detection import fpn
 
 SCALES = (1 / 8, 1 / 16, 1 / 32, 1 / 64, 1 / 128)
 

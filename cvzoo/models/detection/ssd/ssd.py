@@ -27,10 +27,11 @@ import cvzoo.core.links as L
 from cvzoo.core import backend, initializers
 from cvzoo.datasets.imagenet import imagenet_label_names
 from cvzoo.datasets.voc.voc_label_names import voc_bbox_label_names
-from cvzoo.models import pretrained, zoo
-from cvzoo.models.converters import file_format
+from cvzoo.models import zoo
 from cvzoo.models.detection import box_coding, detector
 from cvzoo.models.detection.ssd import extractors, multibox, multibox_coder
+from cvzoo.models.weights import pretrained
+from cvzoo.models.weights.converters import file_format
 from cvzoo.transforms.image import resize
 
 # RGB, ChainerCV's rounding of the ImageNet mean

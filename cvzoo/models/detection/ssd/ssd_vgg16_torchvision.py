@@ -50,8 +50,7 @@ import numpy
 import cvzoo.core.functions as F
 from cvzoo.core import backend, config
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
-from cvzoo.models import pretrained, zoo
-from cvzoo.models.converters import file_format
+from cvzoo.models import zoo
 from cvzoo.models.detection import box_coding
 from cvzoo.models.detection.ssd import (
     extractors,
@@ -60,6 +59,8 @@ from cvzoo.models.detection.ssd import (
     ssd,
     torchvision_names,
 )
+from cvzoo.models.weights import pretrained
+from cvzoo.models.weights.converters import file_format
 
 INSIZE = 300
 IMAGE_MEAN = (0.48235, 0.45882, 0.40784)

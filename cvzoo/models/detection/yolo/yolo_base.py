@@ -28,11 +28,12 @@ import numpy
 import cvzoo.core.links as L
 from cvzoo import errors
 from cvzoo.core import backend
-from cvzoo.models import pretrained, zoo
-from cvzoo.models.converters import file_format
+from cvzoo.models import zoo
 from cvzoo.models.detection import box_coding
 from cvzoo.models.detection.darknet import cfg_network, darknet_detector, yolo_decoder
 from cvzoo.models.detection.yolo import resize_contain
+from cvzoo.models.weights import pretrained
+from cvzoo.models.weights.converters import file_format
 
 # NOTE: ChainerCV's presets (visualize 0.5, evaluate 0.005, NMS 0.45) are also
 # pjreddie's Darknet defaults (`detector test` -thresh .5, `detector valid` .005).

@@ -9,9 +9,10 @@ RoIs on res4; the head pools 21 x 21 bins in 7 x 7 position groups from res5
 from cvzoo.core import initializers
 from cvzoo.datasets.coco.coco_label_names import coco_instance_segmentation_label_names
 from cvzoo.datasets.voc.voc_label_names import voc_bbox_label_names
-from cvzoo.models import pretrained, zoo
+from cvzoo.models import zoo
 from cvzoo.models.detection.faster_rcnn import faster_rcnn, region_proposal_network
 from cvzoo.models.instance_segmentation.fcis import fcis, fcis_head, resnet101_extractor
+from cvzoo.models.weights import pretrained
 
 # RGB mean of ChainerCV's FCIS
 FCIS_MEAN = (123.15, 115.90, 103.06)

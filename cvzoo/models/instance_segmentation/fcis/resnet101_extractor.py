@@ -6,7 +6,7 @@ import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import initializers
 from cvzoo.core.config import using_config
-from cvzoo.models.classification.resnet import blocks
+from cvzoo.models.common import resnet_blocks
 
 
 class ResNet101Extractor(L.Chain):
@@ -33,10 +33,10 @@ class ResNet101Extractor(L.Chain):
         kwargs = {'initialW': initialW, 'bn_kwargs': {'eps': 1e-5}, 'stride_first': True}
         with self.init_scope():
             self.conv1 = L.Conv2DBNActiv(3, 64, 7, 2, 3, nobias=True, initialW=initialW)
-            self.res2 = blocks.ResBlock(3, 64, 64, 256, 1, **kwargs)
-            self.res3 = blocks.ResBlock(4, 256, 128, 512, 2, **kwargs)
-            self.res4 = blocks.ResBlock(23, 512, 256, 1024, 2, **kwargs)
-            self.res5 = blocks.ResBlock(3, 1024, 512, 2048, 1, dilate=2, **kwargs)
+            self.res2 = resnet_blocks.ResBlock(3, 64, 64, 256, 1, **kwargs)
+            self.res3 = resnet_blocks.ResBlock(4, 256, 128, 512, 2, **kwargs)
+            self.res4 = resnet_blocks.ResBlock(23, 512, 256, 1024, 2, **kwargs)
+            self.res5 = resnet_blocks.ResBlock(3, 1024, 512, 2048, 1, dilate=2, **kwargs)
         self.pool1 = functools.partial(F.max_pooling_2d, ksize=3, stride=2)
 
     def forward(self, x):

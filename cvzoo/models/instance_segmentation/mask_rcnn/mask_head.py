@@ -5,7 +5,7 @@ import numpy
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import initializers
-from cvzoo.models.classification.vgg import conv2d_activ
+from cvzoo.models.common import conv2d_activ
 from cvzoo.models.detection.faster_rcnn.fpn import level_roi_align
 
 

@@ -17,11 +17,12 @@ trained with OpenCV's), instances sorted by decreasing score instead of by class
 import numpy
 
 from cvzoo.datasets.coco.coco_label_names import coco_instance_segmentation_label_names
-from cvzoo.models import pretrained, zoo
+from cvzoo.models import zoo
 from cvzoo.models.detection.faster_rcnn import faster_rcnn_vgg
 from cvzoo.models.detection.faster_rcnn.fpn import faster_rcnn_fpn_resnet as fpn_resnet
 from cvzoo.models.instance_segmentation import instance_segmenter
 from cvzoo.models.instance_segmentation.mask_rcnn import mask_head
+from cvzoo.models.weights import pretrained
 
 
 class MaskRCNNFPNResNet(fpn_resnet.FasterRCNNFPNResNet, instance_segmenter.InstanceSegmenter):

@@ -24,7 +24,7 @@ from cvzoo import errors
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_instance_segmentation_label_names
 from cvzoo.models import zoo
-from cvzoo.models.classification.resnet import name_mapping as resnet_names
+from cvzoo.models.common import foreign_names
 from cvzoo.models.detection import torchvision_coco_classes, torchvision_resnet_fpn
 from cvzoo.models.detection.faster_rcnn import (
     torchvision_box_head,
@@ -147,7 +147,7 @@ class MaskRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
                 unexpected.append(key)
             elif name is not None:
                 mask_arrays[name] = value
-        mask_arrays = resnet_names.add_bn_counts(mask_arrays)
+        mask_arrays = foreign_names.add_bn_counts(mask_arrays)
         missing = sorted(expected - box_expected - set(mask_arrays))
         if unexpected or missing:
             raise errors.WeightLoadError(

@@ -6,13 +6,13 @@ import numpy
 
 import cvzoo.core.functions as F
 from cvzoo.core import backend, config, initializers
-from cvzoo.models import network_runtime, zoo
-from cvzoo.models.segmentation import segmentation_model
+from cvzoo.models import zoo
+from cvzoo.models.common import network_runtime
+from cvzoo.models.segmentation import chainercv_names, segmentation_model
 from cvzoo.models.segmentation.deeplab import presets
 from cvzoo.models.segmentation.deeplab.aspp import SeparableASPP
 from cvzoo.models.segmentation.deeplab.decoder import Decoder
 from cvzoo.models.segmentation.deeplab.xception import Xception65
-from cvzoo.models.segmentation.pspnet import chainercv_names
 from cvzoo.utils import image as image_utils
 
 DEFAULT_MIN_INPUT_SIZE = (513, 513)

@@ -2,7 +2,7 @@
 
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
-from cvzoo.models.segmentation.fcn import name_mapping
+from cvzoo.models.segmentation import torchvision_names
 
 BN_KWARGS = {'eps': 1e-5}  # torchvision's BatchNorm2d
 DROPOUT_RATIO = 0.5
@@ -53,12 +53,12 @@ class ASPP(L.Chain):
 
     def add_torchvision_names(self, table, torch_prefix, cvzoo_prefix):
         """Add torchvision's ``ASPP`` names (``convs.{i}``, ``project``) to ``table``."""
-        name_mapping.conv_bn(table, f'{torch_prefix}.convs.0', f'{cvzoo_prefix}/conv')
+        torchvision_names.conv_bn(table, f'{torch_prefix}.convs.0', f'{cvzoo_prefix}/conv')
         for k in range(1, self.n_rate + 1):
-            name_mapping.conv_bn(table, f'{torch_prefix}.convs.{k}',
-                                 f'{cvzoo_prefix}/atrous_conv{k}')
+            torchvision_names.conv_bn(table, f'{torch_prefix}.convs.{k}',
+                                      f'{cvzoo_prefix}/atrous_conv{k}')
         pooling = f'{torch_prefix}.convs.{self.n_rate + 1}'
         # NOTE: torchvision's ASPPPooling is (pool, conv, BN, ReLU): the conv is ``.1``.
         table[f'{pooling}.1'] = (f'{cvzoo_prefix}/image_pooling/conv', 'conv')
         table[f'{pooling}.2'] = (f'{cvzoo_prefix}/image_pooling/bn', 'bn')
-        name_mapping.conv_bn(table, f'{torch_prefix}.project', f'{cvzoo_prefix}/project')
+        torchvision_names.conv_bn(table, f'{torch_prefix}.project', f'{cvzoo_prefix}/project')

@@ -1,9 +1,9 @@
 """DeepLabV3-ResNet50 and DeepLabV3-ResNet101: torchvision's DeepLabV3 models."""
 
 from cvzoo.models import zoo
+from cvzoo.models.segmentation import torchvision_presets
 from cvzoo.models.segmentation.deeplabv3.deeplab_head import DeepLabHead
-from cvzoo.models.segmentation.fcn import presets
-from cvzoo.models.segmentation.fcn.dilated_resnet_segmenter import DilatedResNetSegmenter
+from cvzoo.models.segmentation.dilated_resnet_segmenter import DilatedResNetSegmenter
 
 
 @zoo.register('deeplabv3_resnet50', task='semantic_segmentation')
@@ -50,7 +50,7 @@ class DeepLabV3ResNet101(DilatedResNetSegmenter):
         super().__init__(101, n_class, pretrained_model, **kwargs)
 
 
-DeepLabV3ResNet50.weights = {'coco_voc': presets.torchvision_entry(
+DeepLabV3ResNet50.weights = {'coco_voc': torchvision_presets.torchvision_entry(
     'deeplabv3_resnet50_coco-cd0a2569.pth', 66.4, 92.4, page='deeplabv3_resnet50')}
-DeepLabV3ResNet101.weights = {'coco_voc': presets.torchvision_entry(
+DeepLabV3ResNet101.weights = {'coco_voc': torchvision_presets.torchvision_entry(
     'deeplabv3_resnet101_coco-586e9e4e.pth', 67.4, 92.4, page='deeplabv3_resnet101')}

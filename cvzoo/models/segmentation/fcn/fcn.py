@@ -1,9 +1,9 @@
 """FCN-ResNet50 and FCN-ResNet101: torchvision's FCN on a dilated ResNet."""
 
 from cvzoo.models import zoo
-from cvzoo.models.segmentation.fcn import presets
-from cvzoo.models.segmentation.fcn.dilated_resnet_segmenter import DilatedResNetSegmenter
-from cvzoo.models.segmentation.fcn.fcn_head import FCNHead
+from cvzoo.models.segmentation import torchvision_presets
+from cvzoo.models.segmentation.dilated_resnet_segmenter import DilatedResNetSegmenter
+from cvzoo.models.segmentation.fcn_head import FCNHead
 
 
 @zoo.register('fcn_resnet50', task='semantic_segmentation')
@@ -47,7 +47,7 @@ class FCNResNet101(DilatedResNetSegmenter):
         super().__init__(101, n_class, pretrained_model, **kwargs)
 
 
-FCNResNet50.weights = {'coco_voc': presets.torchvision_entry(
+FCNResNet50.weights = {'coco_voc': torchvision_presets.torchvision_entry(
     'fcn_resnet50_coco-1167a1af.pth', 60.5, 91.4, page='fcn_resnet50')}
-FCNResNet101.weights = {'coco_voc': presets.torchvision_entry(
+FCNResNet101.weights = {'coco_voc': torchvision_presets.torchvision_entry(
     'fcn_resnet101_coco-7ecb50ca.pth', 63.7, 91.9, page='fcn_resnet101')}

@@ -5,8 +5,7 @@ import cvzoo.core.links as L
 from cvzoo.core import initializers
 from cvzoo.models import zoo
 from cvzoo.models.classification.mobilenet import mobilenet_v3
-from cvzoo.models.segmentation import segmentation_model
-from cvzoo.models.segmentation.fcn import name_mapping, presets
+from cvzoo.models.segmentation import segmentation_model, torchvision_names, torchvision_presets
 from cvzoo.models.segmentation.lraspp.lraspp_head import LRASPPHead
 
 # torchvision's ``dilated=True``: the last three blocks (its C4 stage) keep stride 16.
@@ -71,7 +70,7 @@ class LRASPPMobileNetV3Large(segmentation_model.SegmentationModel):
         backbone (MobileNetV3Large, truncated and dilated), classifier (LRASPPHead).
     """
 
-    preset = presets.TORCHVISION_PRESET
+    preset = torchvision_presets.TORCHVISION_PRESET
 
     def __init__(self, n_class=None, pretrained_model=None, *, source=None, initialW=None):
         super().__init__()
@@ -94,7 +93,7 @@ class LRASPPMobileNetV3Large(segmentation_model.SegmentationModel):
 
     def input_size(self, img):
         """(h, w) the network sees: the shorter side at the preset's size."""
-        return presets.input_size(self.preset, img)
+        return torchvision_presets.input_size(self.preset, img)
 
     def forward(self, x):
         """Class scores of (B, 3, H, W) standardised RGB images.
@@ -122,13 +121,13 @@ class LRASPPMobileNetV3Large(segmentation_model.SegmentationModel):
             ValueError: an unknown ``source``.
             cvzoo.errors.WeightLoadError: every unused key and every missing parameter.
         """
-        if source in name_mapping.TORCH_SOURCES:
-            return name_mapping.convert(self, raw, self.torchvision_table(),
-                                        'LRASPPMobileNetV3Large weights')
+        if source in torchvision_names.TORCH_SOURCES:
+            return torchvision_names.convert(self, raw, self.torchvision_table(),
+                                             'LRASPPMobileNetV3Large weights')
         if source == 'cvzoo':
             return {k.removeprefix('/'): v for k, v in raw.items()}
         raise ValueError(f"source: expected 'torchvision', 'torch' or 'cvzoo', got {source!r}")
 
 
-LRASPPMobileNetV3Large.weights = {'coco_voc': presets.torchvision_entry(
+LRASPPMobileNetV3Large.weights = {'coco_voc': torchvision_presets.torchvision_entry(
     'lraspp_mobilenet_v3_large-d234d4ea.pth', 57.9, 91.2, page='lraspp_mobilenet_v3_large')}

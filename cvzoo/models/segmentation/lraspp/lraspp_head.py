@@ -2,7 +2,7 @@
 
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
-from cvzoo.models.segmentation.fcn import name_mapping
+from cvzoo.models.segmentation import torchvision_names
 
 BN_KWARGS = {'eps': 1e-5}  # torchvision's BatchNorm2d (the backbone's use 1e-3)
 
@@ -48,7 +48,7 @@ class LRASPPHead(L.Chain):
 
     def add_torchvision_names(self, table, torch_prefix, cvzoo_prefix):
         """Add torchvision's ``LRASPPHead`` names to ``table``."""
-        name_mapping.conv_bn(table, f'{torch_prefix}.cbr', f'{cvzoo_prefix}/cbr')
+        torchvision_names.conv_bn(table, f'{torch_prefix}.cbr', f'{cvzoo_prefix}/cbr')
         # NOTE: ``scale`` is (pool, conv, sigmoid) in torchvision: the conv is ``.1``.
         table[f'{torch_prefix}.scale.1'] = (f'{cvzoo_prefix}/scale', 'conv')
         for name in ('low_classifier', 'high_classifier'):

@@ -8,8 +8,8 @@ import functools
 
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
-from cvzoo.models.classification.resnet import blocks
-from cvzoo.models.pickable_sequential_chain import PickableSequentialChain
+from cvzoo.models.common import resnet_blocks
+from cvzoo.models.common.pickable_sequential_chain import PickableSequentialChain
 
 N_BLOCKS = {50: (3, 4, 6, 3), 101: (3, 4, 23, 3)}
 # (mid channels, out channels, stride, dilation) of res2 .. res5.
@@ -46,7 +46,7 @@ class DilatedResNet(PickableSequentialChain):
             in_channels = 128
             for k, (n_block, stage) in enumerate(zip(N_BLOCKS[n_layer], _STAGES)):
                 mid_channels, out_channels, stride, dilate = stage
-                setattr(self, f'res{k + 2}', blocks.ResBlock(
+                setattr(self, f'res{k + 2}', resnet_blocks.ResBlock(
                     n_block, in_channels, mid_channels, out_channels, stride,
                     dilate=dilate, **kwargs))
                 in_channels = out_channels

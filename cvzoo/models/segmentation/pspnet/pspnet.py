@@ -8,9 +8,10 @@ import numpy
 import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import backend, config, initializers
-from cvzoo.models import network_runtime, zoo
-from cvzoo.models.segmentation import segmentation_model
-from cvzoo.models.segmentation.pspnet import chainercv_names, presets, sliding_window
+from cvzoo.models import zoo
+from cvzoo.models.common import network_runtime
+from cvzoo.models.segmentation import chainercv_names, segmentation_model
+from cvzoo.models.segmentation.pspnet import presets, sliding_window
 from cvzoo.models.segmentation.pspnet.dilated_resnet import DilatedResNet
 from cvzoo.models.segmentation.pspnet.pyramid_pooling_module import PyramidPoolingModule
 from cvzoo.utils import image as image_utils

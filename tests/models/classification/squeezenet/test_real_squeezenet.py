@@ -15,8 +15,9 @@ import numpy
 import pytest
 
 from cvzoo.core import config
-from cvzoo.models import weight_files, zoo
+from cvzoo.models import zoo
 from cvzoo.models.classification.squeezenet import squeezenet
+from cvzoo.models.weights import weight_files
 from cvzoo.utils import image as image_utils
 from tests.helpers import torch_squeezenet
 

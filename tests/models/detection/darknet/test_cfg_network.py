@@ -5,9 +5,9 @@ import pytest
 
 from cvzoo import errors
 from cvzoo.core import config
-from cvzoo.models.converters import darknet
 from cvzoo.models.detection.darknet import cfg_layers, cfg_network
 from cvzoo.models.detection.darknet.darknet_detector import DarknetDetector
+from cvzoo.models.weights.converters import darknet
 
 
 def _network(path):

@@ -5,9 +5,9 @@ import pytest
 
 from cvzoo import errors
 from cvzoo.core import gradient_check
-from cvzoo.models.converters import darknet
 from cvzoo.models.detection.darknet import cfg_network
 from cvzoo.models.detection.darknet.reorg import build_reorg, darknet_reorg
+from cvzoo.models.weights.converters import darknet
 
 
 def _reorg_cpu_loop(x, stride):

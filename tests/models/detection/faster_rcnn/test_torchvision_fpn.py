@@ -9,9 +9,8 @@ import pytest
 from cvzoo.core import config
 from cvzoo.core.variable import Variable
 from cvzoo.models import zoo
-from cvzoo.models.detection import box_coding
+from cvzoo.models.detection import box_coding, torchvision_transform
 from cvzoo.models.detection.faster_rcnn import torchvision_fpn
-from cvzoo.models.detection.retinanet import preprocessing
 from cvzoo.testing import assert_is_detection_model
 
 MIN_SIZE, MAX_SIZE = 128, 192
@@ -181,7 +180,7 @@ TORCH_SIZES = {(375, 500, 800, 1333): (800, 1066), (333, 500, 800, 1333): (800, 
 @pytest.mark.parametrize('case', list(TORCH_SIZES), ids=[str(c) for c in TORCH_SIZES])
 def test_resized_size_is_torchvisions(case):
     H, W, min_size, max_size = case
-    assert preprocessing.resized_size((H, W), min_size, max_size) == TORCH_SIZES[case]
+    assert torchvision_transform.resized_size((H, W), min_size, max_size) == TORCH_SIZES[case]
 
 
 def test_prepare_normalises_then_resizes(model):

@@ -7,7 +7,8 @@ import pytest
 from cvzoo.core import config
 from cvzoo.datasets.coco.coco_label_names import coco_label_to_category_id
 from cvzoo.models import zoo
-from cvzoo.models.detection.retinanet import name_mapping, preprocessing, retinanet
+from cvzoo.models.detection import torchvision_fpn_names, torchvision_transform
+from cvzoo.models.detection.retinanet import retinanet
 from cvzoo.testing import assert_is_detection_model
 
 MIN_SIZE, MAX_SIZE = 64, 96
@@ -108,17 +109,17 @@ TORCH_SIZES = {(375, 500): (800, 1066), (333, 500): (800, 1201), (480, 640): (80
 
 @pytest.mark.parametrize('size', list(TORCH_SIZES), ids=[f'{h}x{w}' for h, w in TORCH_SIZES])
 def test_resized_size_is_torchvisions(size):
-    assert preprocessing.resized_size(size, 800, 1333) == TORCH_SIZES[size]
+    assert torchvision_transform.resized_size(size, 800, 1333) == TORCH_SIZES[size]
 
 
 def test_prepare_normalises_then_resizes():
     img = numpy.full((3, 10, 20), 255.0, numpy.float32)
     img[1] = 0
-    x = preprocessing.prepare_image(img, 20, 100)
+    x = torchvision_transform.prepare_image(img, 20, 100)
     assert x.shape == (3, 20, 40) and x.dtype == numpy.float32
     numpy.testing.assert_allclose(x[:, 0, 0], [(1 - 0.485) / 0.229, -0.456 / 0.224,
                                                (1 - 0.406) / 0.225], rtol=1e-6)
-    batch = preprocessing.pad_batch([x, x[:, :5, :33]])
+    batch = torchvision_transform.pad_batch([x, x[:, :5, :33]])
     assert batch.shape == (2, 3, 32, 64) and (batch[1, :, 5:] == 0).all()
 
 
@@ -134,6 +135,6 @@ def test_entry_schema():
 def test_coco_rows_keep_the_80_categories_in_label_order():
     n_anchor = 2
     array = numpy.arange(n_anchor * 91, dtype=numpy.float32)
-    rows = name_mapping.coco_rows(array, n_anchor)
+    rows = torchvision_fpn_names.coco_rows(array, n_anchor)
     ids = numpy.asarray(coco_label_to_category_id, numpy.float32)
     numpy.testing.assert_array_equal(rows, numpy.concatenate([ids, ids + 91]))

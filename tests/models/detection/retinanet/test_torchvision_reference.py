@@ -14,7 +14,8 @@ real-valued boxes an IoU of exactly 0.5 does not occur, so the rules agree here.
 import numpy
 import pytest
 
-from cvzoo.models.detection.retinanet import preprocessing, retinanet
+from cvzoo.models.detection import torchvision_transform
+from cvzoo.models.detection.retinanet import retinanet
 from tests.helpers import torchvision_weights
 
 pytestmark = pytest.mark.reference
@@ -69,8 +70,8 @@ def test_resized_size_is_torchvisions(torchvision):
     sizes += [(375, 500), (500, 375), (61, 47), (427, 640)]
     for size in sizes:
         image_list, _ = transform([torch.zeros((1,) + size)])
-        assert preprocessing.resized_size(size, 800, 1333) == tuple(image_list.image_sizes[0]), \
-            size
+        resized = torchvision_transform.resized_size(size, 800, 1333)
+        assert resized == tuple(image_list.image_sizes[0]), size
 
 
 @pytest.fixture(scope='module')

@@ -4,13 +4,8 @@ import numpy
 import pytest
 
 from cvzoo.core.training import reporter as reporter_module
-from cvzoo.models.detection import box_coding
-from cvzoo.models.detection.retinanet import (
-    anchor_matching,
-    focal_loss,
-    retinanet,
-    train_chain,
-)
+from cvzoo.models.detection import anchor_matching, box_coding
+from cvzoo.models.detection.retinanet import focal_loss, retinanet, train_chain
 
 
 @pytest.fixture(scope='module')

@@ -9,8 +9,8 @@ import pytest
 from cvzoo import errors
 from cvzoo.core import config
 from cvzoo.models import zoo
-from cvzoo.models.converters import file_format
 from cvzoo.models.segmentation.espnet import espnet
+from cvzoo.models.weights.converters import file_format
 from cvzoo.testing import assert_is_semantic_segmentation_model
 from tests.helpers import espnet_keys, pth_writer
 

@@ -8,7 +8,8 @@ import pytest
 from cvzoo import errors
 from cvzoo.core import config
 from cvzoo.models import zoo
-from cvzoo.models.segmentation.fcn import fcn, presets
+from cvzoo.models.segmentation import torchvision_presets
+from cvzoo.models.segmentation.fcn import fcn
 from cvzoo.testing import assert_is_semantic_segmentation_model
 from tests.helpers import segmenter_layout
 
@@ -71,7 +72,7 @@ def test_predict_matches_forward_when_no_resize_is_needed(model, rng):
     ((360, 480), (520, 693)), ((500, 375), (693, 520)), ((520, 520), (520, 520)),
     ((1, 3), (520, 1560))], ids=['landscape', 'portrait', 'square', 'thin'])
 def test_shorter_side_resize_as_torchvision(size, expected):
-    assert presets.shorter_side_size(size, 520) == expected
+    assert torchvision_presets.shorter_side_size(size, 520) == expected
     net = fcn.FCNResNet50.__new__(fcn.FCNResNet50)  # input_size reads only the preset
     assert net.input_size(numpy.zeros((3,) + size, numpy.float32)) == expected
 

@@ -12,11 +12,12 @@ import functools
 import cvzoo.core.functions as F
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.datasets.imagenet import imagenet_label_names
-from cvzoo.models import pretrained, zoo
+from cvzoo.models import zoo
 from cvzoo.models.classification.resnet import resnet
-from cvzoo.models.detection import box_coding
+from cvzoo.models.detection import box_coding, fpn
 from cvzoo.models.detection.faster_rcnn import faster_rcnn, faster_rcnn_vgg
-from cvzoo.models.detection.faster_rcnn.fpn import bbox_head, fpn, rpn
+from cvzoo.models.detection.faster_rcnn.fpn import bbox_head, rpn
+from cvzoo.models.weights import pretrained
 
 # RGB, ChainerCV's ImageNet mean of its ResNets
 RESNET_MEAN = (123.15163084, 115.90288257, 103.0626238)
