@@ -6,11 +6,14 @@ synthetic_examples``) and trained by ``cvzoo.training.train`` with its own recip
 (``model.training_recipe``), batches of 2, for two iterations: on the CPU, and on
 ``'cuda:1'`` of the CuPy stand-in (``pytest --fake-cuda``; ``'cuda:0'`` on a machine
 with one GPU) while ``'cuda:0'`` is current. The loss is finite, the parameters with a
-gradient changed and stayed on the device, and ``model_final.npz`` is written. A model
-registered without a recipe fails here.
+gradient changed and stayed on the device, and the trained model goes to
+``save_trained_model`` (not written here: compressing a ResNet-101 takes half a minute;
+``tests/training/test_train.py`` writes and rebuilds one). A model registered without a
+recipe fails here.
 """
 
 import dataclasses
+import importlib
 
 import numpy
 import pytest
@@ -24,6 +27,16 @@ from cvzoo.training import train
 
 # classifiers whose fully connected layers need a given input side; others train at 64
 CLASSIFIER_SIZE = {'vgg16': 224, 'small_cnn': 32}
+
+
+@pytest.fixture
+def saved(monkeypatch):
+    """The (model, name, kwargs) that ``train`` hands to ``save_trained_model``."""
+    calls = []
+    module = importlib.import_module('cvzoo.training.train')
+    monkeypatch.setattr(module, 'save_trained_model',
+                        lambda model, path, name, **kwargs: calls.append((model, name, kwargs)))
+    return calls
 
 
 def _small(name, build_small_model):
@@ -45,7 +58,7 @@ def _train_twice(name, model, task, device, out):
     return result, before
 
 
-def _check_trained(model, result, before, out):
+def _check_trained(name, model, result, before, out, saved):
     log = read_log(out / 'log')
     assert [entry['iteration'] for entry in log] == [1, 2]
     assert all(numpy.isfinite(entry['main/loss']) for entry in log)
@@ -58,24 +71,25 @@ def _check_trained(model, result, before, out):
                if not numpy.array_equal(before[path], backend.to_numpy(params[path].array))]
     assert len(changed) >= 0.9 * len(with_grad), \
         f'{len(with_grad) - len(changed)} of {len(with_grad)} parameters did not change'
-    assert (out / 'model_final.npz').is_file()
+    assert len(saved) == 1 and saved[0][0] is model and saved[0][1] == name
     assert result.elapsed_time is not None
 
 
 @pytest.mark.parametrize('name', list_models())
-def test_two_iterations_on_the_cpu(name, build_small_model, tmp_path):
+def test_two_iterations_on_the_cpu(name, build_small_model, saved, tmp_path):
     task, model = _small(name, build_small_model)
     result, before = _train_twice(name, model, task, 'cpu', tmp_path)
-    _check_trained(model, result, before, tmp_path)
+    _check_trained(name, model, result, before, tmp_path, saved)
 
 
 @pytest.mark.parametrize('name', list_models())
-def test_two_iterations_on_the_second_gpu(name, build_small_model, gpu_pair, tmp_path):
+def test_two_iterations_on_the_second_gpu(name, build_small_model, gpu_pair, saved,
+                                         tmp_path):
     current, target = gpu_pair
     task, model = _small(name, build_small_model)
     current.use()
     result, before = _train_twice(name, model, task, str(target), tmp_path)
-    _check_trained(model, result, before, tmp_path)
+    _check_trained(name, model, result, before, tmp_path, saved)
     left = [path for path, param in model.namedparams() if param.device != target]
     assert left == [], f'parameters that left {target}: {left[:5]}'
     assert backend.get_device_from_array(numpy.zeros(1)).kind == 'cpu'

@@ -62,15 +62,26 @@ class SegmentationAugmentation:
         return numpy.ascontiguousarray(img), numpy.ascontiguousarray(label)
 
     def _pad(self, img, label, crop_size):
-        H, W = img.shape[1:]
-        out_H, out_W = max(H, crop_size[0]), max(W, crop_size[1])
-        if (out_H, out_W) == (H, W):
-            return img, label
-        padded_img = numpy.full((img.shape[0], out_H, out_W), self.pad_value, img.dtype)
-        padded_img[:, :H, :W] = img
-        padded_label = numpy.full((out_H, out_W), self.ignore_label, numpy.int32)
-        padded_label[:H, :W] = label
-        return padded_img, padded_label
+        return pad_pair(img, label, crop_size, self.pad_value, self.ignore_label)
+
+
+def pad_pair(img, label, size, pad_value=0.0, ignore_label=-1):
+    """Pad an image and its label map at the bottom and right to at least ``size`` (H, W):
+    the image with ``pad_value``, the labels with ``ignore_label``.
+
+    >>> img, label = pad_pair(numpy.ones((3, 2, 3)), numpy.zeros((2, 3), numpy.int32), (3, 3))
+    >>> img.shape, label[2].tolist()
+    ((3, 3, 3), [-1, -1, -1])
+    """
+    H, W = img.shape[1:]
+    out_H, out_W = max(H, size[0]), max(W, size[1])
+    if (out_H, out_W) == (H, W):
+        return img, label
+    padded_img = numpy.full((img.shape[0], out_H, out_W), pad_value, img.dtype)
+    padded_img[:, :H, :W] = img
+    padded_label = numpy.full((out_H, out_W), ignore_label, numpy.int32)
+    padded_label[:H, :W] = label
+    return padded_img, padded_label
 
 
 def resize_label(label, size):

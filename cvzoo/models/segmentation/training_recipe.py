@@ -24,7 +24,8 @@ import numpy
 
 from cvzoo.core.training import convert
 from cvzoo.core.training.recipe import COMMON_HYPER_KEYS, TrainingRecipe, check_hyper
-from cvzoo.models.segmentation.augmentation import SegmentationAugmentation, resize_label
+from cvzoo.models.segmentation.augmentation import (SegmentationAugmentation, pad_pair,
+                                                    resize_label)
 from cvzoo.models.segmentation.segmentation_train_chain import SegmentationTrainChain
 
 LR = 0.02 * 4 / 32
@@ -70,25 +71,42 @@ class SegmentationTransform:
         model: the segmenter (``input_size``, ``prepare``, ``preset``).
         augment (bool): the random scale, crop and flip of the module docstring.
         seed (int): of the transform's own generator (``rng``).
+        crop_size (tuple of int or None): for a model that sees images at their own
+            scale in windows of this (H, W) size (PSPNet): the images are not resized
+            but cropped to it (at random when augmenting, else at the centre; padded
+            when smaller). None: resized to ``model.input_size(img)`` first.
     """
 
-    def __init__(self, model, augment=True, seed=0):
+    def __init__(self, model, augment=True, seed=0, crop_size=None):
         self.model = model
+        self.crop_size = None if crop_size is None else tuple(crop_size)
+        self.pad_value = float(numpy.mean(model.preset.mean))  # about 0 once standardised
         self.augmentation = None
         self.rng = numpy.random.RandomState(seed)
         if augment:
-            pad_value = float(numpy.mean(model.preset.mean))  # about 0 once standardised
             self.augmentation = SegmentationAugmentation(
-                None, SCALE_RANGE, ignore_label=IGNORE_LABEL, pad_value=pad_value, seed=seed)
+                self.crop_size, SCALE_RANGE, ignore_label=IGNORE_LABEL,
+                pad_value=self.pad_value, seed=seed)
             self.rng = self.augmentation.rng
 
     def __call__(self, example):
         img, label = example[:2]
         img = numpy.asarray(img, numpy.float32)
-        size = self.model.input_size(img)
-        if img.shape[1:] != size:
-            img = self.model._resize(img, size)
-            label = resize_label(label, size)
+        if self.crop_size is None:
+            size = self.model.input_size(img)
+            if img.shape[1:] != size:
+                img = self.model._resize(img, size)
+                label = resize_label(label, size)
         if self.augmentation is not None:
             img, label = self.augmentation((img, label))
+        elif self.crop_size is not None:
+            img, label = self._center_crop(img, label)
         return self.model.prepare(img), numpy.asarray(label, numpy.int32)
+
+    def _center_crop(self, img, label):
+        img, label = pad_pair(img, label, self.crop_size, self.pad_value, IGNORE_LABEL)
+        H, W = img.shape[1:]
+        top, left = (H - self.crop_size[0]) // 2, (W - self.crop_size[1]) // 2
+        y = slice(top, top + self.crop_size[0])
+        x = slice(left, left + self.crop_size[1])
+        return img[:, y, x], label[y, x]

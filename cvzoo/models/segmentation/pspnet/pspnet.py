@@ -164,6 +164,12 @@ class PSPNet(segmentation_model.SegmentationModel):
         return sliding_window.contain_scores(self._probabilities, x, self.input_size,
                                              self.device, flip=self.flip)
 
+    def prepare(self, img):
+        """Standardise one (3, H, W) RGB image and put its channels in the network's order,
+        at its own size: PSPNet sees images at their own scale, in windows of
+        ``input_size`` (:meth:`scores`)."""
+        return numpy.ascontiguousarray(self._standardize(img), numpy.float32)
+
     def _standardize(self, img):
         mean = numpy.asarray(self.preset.mean, numpy.float32)[:, None, None]
         std = numpy.asarray(self.preset.std, numpy.float32)[:, None, None]

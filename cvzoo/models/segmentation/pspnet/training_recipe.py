@@ -6,9 +6,12 @@ learning rate 0.01 for 16 images per iteration (8 GPUs of 2), weight decay 1e-4,
 ADE20K), and the loss of :class:`PSPNetTrainChain`: the main head's cross entropy plus
 0.4 times the auxiliary head's on ``res4`` (Zhao et al. 2017). The recipe states the
 numbers for one process of 2 images (rate 0.00125), which ``cvzoo.training.train``
-multiplies by the number of processes. Its augmentation is the segmenters' (random
-scale in [0.5, 2], crop to the input size, flip; :mod:`cvzoo.models.segmentation.
-training_recipe`).
+multiplies by the number of processes. Its augmentation is ChainerCV's: as PSPNet
+predicts in windows of its ``input_size`` over the image at its own scale, the image is
+scaled by a factor drawn from [0.5, 2], padded (labels -1) and cropped to
+``input_size`` at random, and flipped left-right with probability 1/2 (without
+augmentation: cropped at the centre; :class:`~cvzoo.models.segmentation.
+training_recipe.SegmentationTransform`).
 
 Differences from ChainerCV: no random rotation of +-10 degrees, no 10x gradient on the
 heads, and batch normalisation with each process's own statistics (ChainerCV
@@ -41,7 +44,8 @@ def pspnet_recipe(model, **hyper):
     return TrainingRecipe(
         train_chain=PSPNetTrainChain(model, ignore_label=segmentation.IGNORE_LABEL),
         transform=segmentation.SegmentationTransform(
-            model, hyper.get('augment', True), hyper.get('seed', 0)),
+            model, hyper.get('augment', True), hyper.get('seed', 0),
+            crop_size=model.input_size),
         converter=segmentation.converter_of(model), lr=LR,
         batchsize=BATCHSIZE, weight_decay=WEIGHT_DECAY, iterations=ITERATIONS,
         schedule='poly', loss_keys=LOSS_KEYS)
