@@ -18,7 +18,8 @@ Semantic segmentation (:func:`load_semantic_segmentation_dataset`):
     voc2012-val     PASCAL VOC2012 segmentation val (1449 images)
     cityscapes-val  Cityscapes val (500 images, 19 train ids)
     ade20k-val      ADE20K (SceneParsing) validation (2000 images, 150 classes)
-    PATH            a folder holding images/ and labels/ (label PNGs named as the images)
+    PATH            a folder holding images/ and labels/ (label PNGs named as the images),
+                    and classes.txt (a class name a line) when it has names
 
 Instance segmentation (:func:`load_instance_segmentation_dataset`):
 
@@ -75,6 +76,7 @@ from cvzoo.datasets.coco.coco_instance_segmentation_dataset import (
     COCOInstanceSegmentationDataset,
 )
 from cvzoo.datasets.coco.coco_keypoint_dataset import COCOKeypointDataset
+from cvzoo.datasets.image_folder.class_list import CLASS_LIST, read_class_list
 from cvzoo.datasets.image_folder.directory_parsing_label_dataset import (
     DirectoryParsingLabelDataset,
 )
@@ -365,7 +367,10 @@ def load_semantic_segmentation_dataset(name, data_dir=None, ignore_label=None, l
         if not (root / 'images').is_dir() or not (root / 'labels').is_dir():
             raise errors.UsageError(f'dataset: expected one of {sorted(SEGMENTATION_SPLITS)} '
                                     f'or a folder with images/ and labels/, got {name!r}')
-        dataset = ImageLabelDirectoryDataset(root / 'images', root / 'labels', ignore_label)
+        class_list = root / CLASS_LIST
+        label_names = read_class_list(class_list) if class_list.is_file() else None
+        dataset = ImageLabelDirectoryDataset(root / 'images', root / 'labels', ignore_label,
+                                             label_names)
     label_names = getattr(dataset, 'label_names', None)
     if limit is not None:
         dataset = SubDataset(dataset, 0, min(int(limit), len(dataset)))

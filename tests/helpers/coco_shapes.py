@@ -15,6 +15,8 @@ import pathlib
 import numpy
 from PIL import Image, ImageDraw
 
+from cvzoo.datasets.coco.coco_mask_encoding import mask_to_rle
+
 LABEL_NAMES = ('circle', 'square', 'triangle')
 # NOTE: category ids that are neither 0-based nor in the names' order, as exports have
 CATEGORY_IDS = {'circle': 3, 'square': 1, 'triangle': 2}
@@ -42,10 +44,7 @@ def _shape_mask(name, outline, size):
 
 def uncompressed_rle(mask):
     """COCO's uncompressed RLE of a (H, W) bool mask: column-major runs, zeros first."""
-    flat = numpy.r_[False, mask.T.ravel(), False]
-    edges = numpy.flatnonzero(flat[1:] != flat[:-1])
-    return {'size': list(mask.shape),
-            'counts': numpy.diff(numpy.r_[0, edges, mask.size]).tolist()}
+    return mask_to_rle(mask, compressed=False)
 
 
 def make_image(rng, size, max_objects=3, overlap=True):

@@ -104,11 +104,13 @@ def jsons_in(root, task=None):
         prefixes = ['person_keypoints']
     if prefixes:
         return _assign(by_prefix[prefixes[0]], root)
-    in_splits = [jsons[0] for jsons in (sorted((root / name).glob('*.json'))
+    # NOTE: outside annotations/, only jsons that are COCO count (not a tool's notes)
+    in_splits = [jsons[0] for jsons in ([p for p in sorted((root / name).glob('*.json'))
+                                         if contents(p) is not None]
                                         for name in ('train',) + VAL_NAMES) if len(jsons) == 1]
     if in_splits:
         return _assign(in_splits, root)
-    beside = sorted(root.glob('*.json'))
+    beside = [p for p in sorted(root.glob('*.json')) if contents(p) is not None]
     return _assign(beside, root) if beside else {}
 
 

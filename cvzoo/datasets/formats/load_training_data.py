@@ -95,6 +95,8 @@ def _check_format(format):
 
 def _validation(val, format, detect, task, label_names):
     """The validation set at ``val``: its own validation split, else all of it."""
+    if not pathlib.Path(val).exists():
+        raise errors.MissingFileError(f'val: {val} does not exist')
     val_format = format_detection.detect_format(val, task) if detect else format
     if val_format != format:
         raise errors.UsageError(f'val: {val} holds {val_format} data; expected {format} '

@@ -4,7 +4,7 @@ folders and the classes, or ``images/``, ``labels/`` of .txt files and ``classes
 
 import pathlib
 
-from cvzoo.datasets.formats.class_list import CLASS_LIST, read_class_list
+from cvzoo.datasets.image_folder.class_list import CLASS_LIST, read_class_list
 from cvzoo.datasets.formats.splits import VAL_NAMES, Splits
 from cvzoo.datasets.yolo.data_yaml import read_data_yaml
 from cvzoo.datasets.yolo.yolo_dataset import YOLOBboxDataset, image_paths
@@ -13,11 +13,15 @@ YAML_NAMES = ('data.yaml', 'data.yml')
 
 
 def yaml_in(path):
-    """The data.yaml of ``path`` (the file itself, or the folder's), or None."""
+    """The data.yaml of ``path``: the file itself, or the folder's data.yaml (else its
+    only .yaml file, as Ultralytics names them after the dataset), or None."""
     path = pathlib.Path(path)
     if path.is_file():
         return path if path.suffix in ('.yaml', '.yml') else None
     found = [path / name for name in YAML_NAMES if (path / name).is_file()]
+    if not found and path.is_dir():
+        found = sorted(path.glob('*.yaml')) + sorted(path.glob('*.yml'))
+        found = found if len(found) == 1 else []
     return found[0] if found else None
 
 

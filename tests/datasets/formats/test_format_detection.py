@@ -178,3 +178,16 @@ def test_voc_split_lists(tmp_path):
     (lists / 'test.txt').write_text('')
     data = load_training_data(root, val_fraction=0.25)  # an empty list is no split
     assert (len(data.train), len(data.val)) == (3, 1)
+
+
+def test_a_stray_json_does_not_make_a_folder_coco(tmp_path):
+    root = synthetic_data.make_dataset('yolo', tmp_path / 'data', 2, 0, 32)
+    (root / 'notes.json').write_text(json.dumps({'author': 'me'}))
+    assert detect_format(root) == 'yolo'
+
+
+def test_a_yaml_named_after_the_dataset(tmp_path):
+    root = synthetic_data.make_dataset('yolo', tmp_path / 'data', 2, 0, 32)
+    (root / 'data.yaml').rename(root / 'shapes8.yaml')
+    assert detect_format(root) == 'yolo'
+    assert len(load_training_data(root, val_fraction=0).train) == 2

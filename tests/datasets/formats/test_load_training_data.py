@@ -195,6 +195,8 @@ def test_val_with_unknown_classes_is_refused(tmp_path):
 
 def test_val_of_another_format_is_refused(tmp_path):
     root = synthetic_data.make_dataset('yolo', tmp_path / 'train', 3, 0, 32)
+    with pytest.raises(errors.MissingFileError, match='val: .*none does not exist'):
+        load_training_data(root, val=tmp_path / 'none')
     other = synthetic_data.make_dataset('voc', tmp_path / 'other', 3, 0, 32)
     with pytest.raises(errors.UsageError, match='voc'):
         load_training_data(root, val=other)
