@@ -95,7 +95,7 @@ def detection_train_batch(model, img):
     if isinstance(model, DarknetDetector):
         x = model.prepare(img)[None]
         bbox, label = _detection_target(x.shape[2:])
-        # boxes and labels stay on the host, as yolo_converter gives them
+        # boxes and labels stay on the host, as images_and_target_lists gives them
         return YOLOTrainChain(model), (device.send(x), [bbox], [label])
     if isinstance(model, (torchvision_fpn.FasterRCNNResNet50FPN, RetinaNetResNet50FPN)):
         prepared = model.prepare(img)

@@ -126,3 +126,30 @@ def _concat_field(values, device, padding):
     else:
         stacked = _pad_stack(arrays, padding)
     return backend.to_device(stacked, device)
+
+
+# --- detection batches: images stacked, per-image targets as lists -------------------
+
+def images_and_target_lists(batch, device=None, padding=0):
+    """Stack the images of a batch on ``device``; every other field stays a per-image
+    list of host values (boxes, labels, sizes, scales), as the detectors' train chains
+    take them (``YOLOTrainChain``, the Faster R-CNN and RetinaNet chains).
+
+    Args:
+        batch (list of tuple): examples ``(img, field, ...)``, img (C, H, W).
+        device: where the images go (default the CPU).
+        padding (float): images of different sizes are padded at the bottom and right to
+            the largest (0: a prepared image's mean).
+
+    Returns:
+        tuple: ``x`` (B, C, H, W) on the device, then one list per further field.
+
+    >>> x, bboxes = images_and_target_lists([(numpy.zeros((3, 2, 2)), numpy.zeros((1, 4))),
+    ...                                      (numpy.ones((3, 4, 2)), numpy.zeros((0, 4)))])
+    >>> x.shape, [bbox.shape for bbox in bboxes]
+    ((2, 3, 4, 2), [(1, 4), (0, 4)])
+    """
+    if len(batch) == 0:
+        raise ValueError('images_and_target_lists: batch is empty')
+    x = _concat_field([example[0] for example in batch], device, padding)
+    return (x,) + tuple([example[i] for example in batch] for i in range(1, len(batch[0])))

@@ -133,3 +133,25 @@ class TrainingRecipe:
         if self.freeze is not None:
             self.freeze(self.train_chain)
         return optimizer
+
+
+def settle_hyper(family, given, defaults):
+    """The hyper-parameters of a family's recipe: ``defaults`` updated by ``given``.
+
+    Args:
+        family (str): names the recipe in the message (e.g. ``'SSD'``).
+        given (dict): the keywords ``training_recipe(**hyper)`` received.
+        defaults (dict): every key the recipe takes, with its default.
+
+    Raises:
+        cvzoo.errors.UsageError: a key of ``given`` that ``defaults`` lacks.
+
+    >>> settle_hyper('SSD', {'seed': 3}, {'seed': 0, 'augment': True})
+    {'seed': 3, 'augment': True}
+    """
+    unknown = sorted(set(given) - set(defaults))
+    if unknown:
+        raise errors.UsageError(
+            f'training_recipe: {family} takes the hyper-parameters {sorted(defaults)}, '
+            f'got the unknown {", ".join(map(repr, unknown))}')
+    return {**defaults, **given}

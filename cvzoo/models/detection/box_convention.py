@@ -4,10 +4,12 @@ cvzoo's datasets give continuous boxes: ``x_max`` and ``y_max`` are the edge aft
 last pixel. Weights learned on inclusive boxes (``x_max``, ``y_max`` the last pixel:
 ChainerCV's and Darknet's VOC weights, ``Weights.box_convention``) predict boxes a pixel
 short of that edge, which ``Detector.predict`` converts back
-(:func:`cvzoo.models.detection.detector.as_continuous`). The train chains pass their
-ground truth boxes through :func:`to_box_convention` with the model's
-``box_convention``, so that fine-tuning such weights keeps teaching the boxes they
-learned, and the trained model still predicts in the convention it records.
+(:func:`cvzoo.models.detection.detector.as_continuous`). The transforms of the
+training recipes (the data boundary: ``SSDTransform``, ``YOLOTransform``,
+``ResizeFlipTransform``) pass the ground truth boxes through :func:`to_box_convention`
+with the model's ``box_convention``, once, so that fine-tuning such weights keeps
+teaching the boxes they learned, and the trained model still predicts in the convention
+it records. The train chains take the boxes as they are.
 """
 
 from cvzoo.core import backend
@@ -19,7 +21,7 @@ def to_box_convention(bbox, box_convention):
 
     ``'inclusive'`` moves ``x_max`` and ``y_max`` back by 1 pixel, and no further than
     ``x_min``, ``y_min`` (a box narrower than a pixel keeps zero width, not a negative
-    one); ``'continuous'`` returns the boxes as they are. The train chains call this on
+    one); ``'continuous'`` returns the boxes as they are. The transforms call this on
     the boxes in the pixels of the network input, so for a resized image the shift is
     one input pixel (``1 / scale`` of the image's own pixels, which is where
     ``Detector.predict`` adds its pixel back).

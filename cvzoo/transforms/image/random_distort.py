@@ -33,7 +33,7 @@ def _convert(img, alpha=1, beta=0):
 
 
 def random_distort(img, brightness_delta=32, contrast_low=0.5, contrast_high=1.5,
-                   saturation_low=0.5, saturation_high=1.5, hue_delta=18):
+                   saturation_low=0.5, saturation_high=1.5, hue_delta=18, random_state=None):
     """Distort colours as SSD's training augmentation does.
 
     Each of brightness, contrast, saturation and hue changes with probability 1/2, and
@@ -47,29 +47,32 @@ def random_distort(img, brightness_delta=32, contrast_low=0.5, contrast_high=1.5
         contrast_low, contrast_high (float): range of the contrast factor.
         saturation_low, saturation_high (float): range of the saturation factor.
         hue_delta (float): hue shift drawn from [-delta, delta] (OpenCV units).
+        random_state (numpy.random.RandomState or None): the generator drawn from (None:
+            NumPy's global one).
 
     Returns:
         numpy.ndarray: (3, H, W), img's dtype, clipped to [0, 255].
     """
+    rng = numpy.random if random_state is None else random_state
     dtype = img.dtype
     img = img.astype(numpy.float32)
-    if numpy.random.randint(2):
-        img = _convert(img, beta=numpy.random.uniform(-brightness_delta, brightness_delta))
-    contrast_first = numpy.random.randint(2)
-    contrast = numpy.random.uniform(contrast_low, contrast_high)
-    if contrast_first and numpy.random.randint(2):
+    if rng.randint(2):
+        img = _convert(img, beta=rng.uniform(-brightness_delta, brightness_delta))
+    contrast_first = rng.randint(2)
+    contrast = rng.uniform(contrast_low, contrast_high)
+    if contrast_first and rng.randint(2):
         img = _convert(img, alpha=contrast)
     img = numpy.clip(img, 0, 255)
-    change_saturation = numpy.random.randint(2)
-    change_hue = numpy.random.randint(2)
+    change_saturation = rng.randint(2)
+    change_hue = rng.randint(2)
     if change_saturation or change_hue:
         hue, saturation, value = _rgb_to_hsv(img)
         if change_saturation:
             saturation = numpy.clip(
-                saturation * numpy.random.uniform(saturation_low, saturation_high), 0, 1)
+                saturation * rng.uniform(saturation_low, saturation_high), 0, 1)
         if change_hue:
-            hue = (hue + 2 * numpy.random.uniform(-hue_delta, hue_delta)) % 360
+            hue = (hue + 2 * rng.uniform(-hue_delta, hue_delta)) % 360
         img = _hsv_to_rgb(hue, saturation, value)
-    if not contrast_first and numpy.random.randint(2):
+    if not contrast_first and rng.randint(2):
         img = _convert(img, alpha=contrast)
     return numpy.clip(img, 0, 255).astype(dtype, copy=False)

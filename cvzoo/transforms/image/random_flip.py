@@ -5,7 +5,8 @@ import numpy
 from cvzoo.transforms.image.flip import flip
 
 
-def random_flip(img, y_random=False, x_random=False, return_param=False, copy=False):
+def random_flip(img, y_random=False, x_random=False, return_param=False, copy=False,
+                random_state=None):
     """Flip vertically and/or horizontally, each with probability 1/2 when enabled.
 
     Args:
@@ -15,12 +16,15 @@ def random_flip(img, y_random=False, x_random=False, return_param=False, copy=Fa
         return_param (bool): also return ``{'y_flip': bool, 'x_flip': bool}`` for
             flip_bbox / flip_point / flip_mask.
         copy (bool): return a copy instead of a view.
+        random_state (numpy.random.RandomState or None): the generator drawn from (None:
+            NumPy's global one).
 
     Returns:
         numpy.ndarray, or (numpy.ndarray, dict).
     """
-    y_flip = bool(y_random and numpy.random.randint(2))
-    x_flip = bool(x_random and numpy.random.randint(2))
+    rng = numpy.random if random_state is None else random_state
+    y_flip = bool(y_random and rng.randint(2))
+    x_flip = bool(x_random and rng.randint(2))
     img = flip(img, y_flip=y_flip, x_flip=x_flip, copy=copy)
     if return_param:
         return img, {'y_flip': y_flip, 'x_flip': x_flip}

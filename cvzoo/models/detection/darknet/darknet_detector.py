@@ -89,6 +89,12 @@ class DarknetDetector(L.Chain, detector.Detector):
             raise ValueError(f'label_names: expected {self.n_fg_class} names, got '
                              f'{len(self.label_names)}')
 
+    def training_recipe(self, **hyper):
+        """How this detector trains: a ``TrainingRecipe``, see
+        :func:`~cvzoo.models.detection.darknet.training_recipe.darknet_training_recipe`."""
+        from cvzoo.models.detection.darknet import training_recipe
+        return training_recipe.darknet_training_recipe(self, **hyper)
+
     def load_pretrained(self, path_or_key, source=None):
         """Load a ``.weights`` file (or a zoo key); a size mismatch names the file."""
         name = os.fspath(path_or_key)

@@ -2,7 +2,6 @@
 
 import cvzoo.core.links as L
 from cvzoo.core.training import reporter
-from cvzoo.models.detection.box_convention import to_box_convention
 from cvzoo.models.detection.darknet import region_loss, yolo_loss
 
 # the loss of each head kind: (raw, head, bboxes, labels) -> (xy, wh, obj, cls)
@@ -38,8 +37,8 @@ class YOLOTrainChain(L.Chain):
             x (array): (B, 3, H, W) float32 network inputs (``model.prepare`` output,
                 or augmented images at ``model.insize``), values in [0, 1].
             bboxes (list of array): per image (R, 4) float (x_min, y_min, x_max, y_max)
-                in pixels of ``x``, continuous (cvzoo's datasets); they become the
-                model's ``box_convention`` here (:func:`to_box_convention`).
+                in pixels of ``x``, in the model's box convention (``YOLOTransform``
+                gives them so; the chain takes them as they are).
             labels (list of array): per image (R,) int32 class ids.
 
         Returns:
@@ -47,8 +46,7 @@ class YOLOTrainChain(L.Chain):
         """
         H, W = x.shape[2:]
         scale = [W, H, W, H]
-        bboxes = [to_box_convention(bbox, self.model.box_convention) / scale
-                  for bbox in bboxes]
+        bboxes = [bbox / scale for bbox in bboxes]
         terms = [0, 0, 0, 0]
         for raw, head in zip(self.model(x), self.model.network.heads):
             head = dict(head, insize=self.model.insize)

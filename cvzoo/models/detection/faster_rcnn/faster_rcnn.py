@@ -163,6 +163,12 @@ class FasterRCNN(L.Chain, detector.Detector):
         prob = F.softmax(roi_scores, axis=1).array[:, 1:]
         return _pad_per_image(xp, roi_indices, len(sizes), bbox, prob)
 
+    def training_recipe(self, **hyper):
+        """How this detector trains: a ``TrainingRecipe``, ``faster_rcnn_vgg16_training_recipe`` of
+        :mod:`~cvzoo.models.detection.faster_rcnn.training_recipe`."""
+        from cvzoo.models.detection.faster_rcnn import training_recipe
+        return training_recipe.faster_rcnn_vgg16_training_recipe(self, **hyper)
+
     def reset_head(self, n_fg_class):
         """Re-make the head's class-dependent layers for ``n_fg_class`` classes."""
         if not isinstance(n_fg_class, int) or isinstance(n_fg_class, bool) or n_fg_class < 1:

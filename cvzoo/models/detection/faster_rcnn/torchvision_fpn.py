@@ -163,6 +163,13 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
         self.n_unused_class = 0
         self.label_names = None
 
+    def training_recipe(self, **hyper):
+        """How this detector trains: a ``TrainingRecipe``,
+        ``torchvision_faster_rcnn_training_recipe`` of
+        :mod:`~cvzoo.models.detection.faster_rcnn.training_recipe`."""
+        from cvzoo.models.detection.faster_rcnn import training_recipe
+        return training_recipe.torchvision_faster_rcnn_training_recipe(self, **hyper)
+
     def features(self, x):
         """(B, 3, H, W) prepared batch, H and W multiples of 32 -> P2 ... P6 Variables.
 

@@ -22,7 +22,6 @@ import cvzoo.core.links as L
 from cvzoo.core import backend
 from cvzoo.core.training import reporter
 from cvzoo.models.detection import anchor_matching, box_coding, detector
-from cvzoo.models.detection.box_convention import to_box_convention
 from cvzoo.models.detection.faster_rcnn import anchor_target_creator, torchvision_fpn
 
 
@@ -70,8 +69,8 @@ class FasterRCNNResNet50FPNTrainChain(L.Chain):
             imgs (array): (B, 3, H, W) float32 prepared images (``model.prepare`` each,
                 ``model.pad_batch``), on the model's device.
             bboxes (list of array): per image (R_i, 4) float32 boxes in ``imgs``' pixels;
-                R_i may be 0; continuous (cvzoo's datasets), they become the model's
-                ``box_convention`` here (:func:`to_box_convention`).
+                R_i may be 0; in the model's box convention (as
+                ``ResizeFlipTransform`` gives them; the chain takes them as they are).
             labels (list of array): per image (R_i,) int32 labels in [0, n_fg_class).
             sizes (list of pairs of int or None): each image's (H, W) before padding.
 
@@ -97,8 +96,7 @@ class FasterRCNNResNet50FPNTrainChain(L.Chain):
             raise ValueError(f'bboxes, labels: expected one entry per image ({len(imgs)}), '
                              f'got {len(bboxes)} and {len(labels)}')
         xp, model = self.xp, self.model
-        bboxes = [to_box_convention(xp.asarray(bbox, numpy.float32).reshape(-1, 4),
-                                    model.box_convention) for bbox in bboxes]
+        bboxes = [xp.asarray(bbox, numpy.float32).reshape(-1, 4) for bbox in bboxes]
         labels = [xp.asarray(label, numpy.int32).reshape(-1) for label in labels]
         sizes = [tuple(imgs.shape[2:])] * len(imgs) if sizes is None else sizes
         hs = model.features(imgs)

@@ -14,7 +14,6 @@ import cvzoo.core.links as L
 from cvzoo.core import backend
 from cvzoo.core.training import reporter
 from cvzoo.models.detection import detector
-from cvzoo.models.detection.box_convention import to_box_convention
 from cvzoo.models.detection.faster_rcnn.anchor_target_creator import AnchorTargetCreator
 from cvzoo.models.detection.faster_rcnn.proposal_target_creator import ProposalTargetCreator
 
@@ -39,10 +38,9 @@ def _on_host(anchor, rois, roi_indices, bboxes, labels):
     return arrays[0], arrays[1], arrays[2], list(arrays[3:3 + B]), list(arrays[3 + B:])
 
 
-def _as_batch(imgs, bboxes, labels, xp, box_convention):
-    """Boxes (in ``box_convention``) and labels as per-image arrays of ``xp``."""
-    bboxes = [to_box_convention(xp.asarray(bbox, numpy.float32).reshape(-1, 4),
-                                box_convention) for bbox in bboxes]
+def _as_batch(imgs, bboxes, labels, xp):
+    """Boxes and labels as per-image arrays of ``xp``."""
+    bboxes = [xp.asarray(bbox, numpy.float32).reshape(-1, 4) for bbox in bboxes]
     labels = [xp.asarray(label, numpy.int32).reshape(-1) for label in labels]
     if not len(imgs) == len(bboxes) == len(labels):
         raise ValueError(f'bboxes, labels: expected one entry per image ({len(imgs)}), got '
@@ -108,8 +106,8 @@ class FasterRCNNTrainChain(_TrainChainBase):
         Args:
             imgs (array): (B, 3, H, W) float32 prepared images (resized, mean subtracted).
             bboxes (list of array): per image (R_i, 4) float32 boxes in ``imgs``' pixels,
-                x first, R_i >= 1, continuous (cvzoo's datasets); they become the model's
-                ``box_convention`` here (:func:`to_box_convention`).
+                x first, R_i >= 1, in the model's box convention (as
+                ``ResizeFlipTransform`` gives them; the chain takes them as they are).
             labels (list of array): per image (R_i,) int32 labels in [0, n_fg_class).
             scales (sequence of float or None): per image, the resize factor (scales the
                 ProposalCreator's ``min_size``).
@@ -125,7 +123,7 @@ class FasterRCNNTrainChain(_TrainChainBase):
         # transfer of what they need; they go back to the device once made.
         anchor, rois, roi_indices, bboxes, labels = _on_host(
             anchor, rois, roi_indices,
-            *_as_batch(imgs, bboxes, labels, self.xp, model.box_convention))
+            *_as_batch(imgs, bboxes, labels, self.xp))
         targets = [self.anchor_target_creator(bbox, anchor, img_size) for bbox in bboxes]
         gt_rpn_loc = numpy.concatenate([loc for loc, _ in targets])
         gt_rpn_label = numpy.concatenate([label for _, label in targets])
@@ -209,7 +207,7 @@ class FasterRCNNFPNTrainChain(_TrainChainBase):
         # transfer of what they need; they go back to the device once made.
         anchor, rois, roi_indices, bboxes, labels = _on_host(
             xp.concatenate(level_anchors), rois, roi_indices,
-            *_as_batch(imgs, bboxes, labels, xp, model.box_convention))
+            *_as_batch(imgs, bboxes, labels, xp))
         targets = [self.anchor_target_creator(bbox, anchor, size)
                    for bbox, size in zip(bboxes, sizes)]
         gt_rpn_loc = numpy.concatenate([loc for loc, _ in targets])

@@ -116,6 +116,12 @@ class RetinaNetResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPND
         self.head.to_device(self.device)
         self.label_names = None
 
+    def training_recipe(self, **hyper):
+        """How this detector trains: a ``TrainingRecipe``, see
+        :func:`~cvzoo.models.detection.retinanet.training_recipe.retinanet_training_recipe`."""
+        from cvzoo.models.detection.retinanet import training_recipe
+        return training_recipe.retinanet_training_recipe(self, **hyper)
+
     def forward(self, x, sizes=None):
         """(B, 3, H, W) prepared batch, H and W multiples of 32 -> per level ``locs``
         (B, K_l, 4) and ``confs`` (B, K_l, n_fg_class) Variables and ``anchors``

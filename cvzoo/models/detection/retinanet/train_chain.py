@@ -15,7 +15,6 @@ import cvzoo.core.links as L
 from cvzoo.core import backend
 from cvzoo.core.training import reporter
 from cvzoo.models.detection import anchor_matching, box_coding, detector
-from cvzoo.models.detection.box_convention import to_box_convention
 from cvzoo.models.detection.retinanet import focal_loss
 
 
@@ -51,8 +50,9 @@ class RetinaNetTrainChain(L.Chain):
             imgs (array): (B, 3, H, W) float32 prepared images (``model.prepare`` each,
                 ``model.pad_batch``), on the model's device.
             bboxes (list of array): per image (R_i, 4) float32 boxes in ``imgs``' pixels
-                (x_min, y_min, x_max, y_max); R_i may be 0; continuous (cvzoo's datasets),
-                they become the model's ``box_convention`` here (:func:`to_box_convention`).
+                (x_min, y_min, x_max, y_max); R_i may be 0; in the model's box
+                convention (as ``ResizeFlipTransform`` gives them; the chain takes them as
+                they are).
             labels (list of array): per image (R_i,) int32 labels in [0, n_fg_class).
 
         Returns:
@@ -62,8 +62,6 @@ class RetinaNetTrainChain(L.Chain):
             raise ValueError(f'bboxes, labels: expected one entry per image ({len(imgs)}), '
                              f'got {len(bboxes)} and {len(labels)}')
         xp = self.xp
-        bboxes = [to_box_convention(xp.asarray(bbox, numpy.float32).reshape(-1, 4),
-                                    self.model.box_convention) for bbox in bboxes]
         locs, confs, level_anchors = self.model(imgs)
         loc, conf = F.concat(locs, axis=1), F.concat(confs, axis=1)
         anchor = xp.concatenate(level_anchors)
@@ -87,8 +85,8 @@ class RetinaNetTrainChain(L.Chain):
 
         The anchors are matched on the host, after one transfer of the anchors and
         boxes (the sizes of what they give depend on the data); the targets go back to
-        the device once made. The boxes are taken as they are (:meth:`forward` gives
-        them in the model's ``box_convention``).
+        the device once made. The boxes are taken as they are, in the model's box
+        convention.
 
         Returns:
             tuple: ``gt_label`` (B, K, n_fg_class) int32 (1, 0, -1 ignored), ``fg_index``

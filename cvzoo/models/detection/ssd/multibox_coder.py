@@ -91,7 +91,7 @@ class MultiboxCoder(L.Link):
         self.add_persistent('default_bbox',
                             generate_default_bbox(grids, aspect_ratios, steps, sizes))
 
-    def encode(self, bbox, label, iou_thresh=0.5):
+    def encode(self, bbox, label, iou_thresh=0.5, loc_bbox=None):
         """Targets of one image: each anchor's regression and class (0 = background).
 
         An anchor takes the ground truth box it overlaps most when that IoU is at least
@@ -102,6 +102,9 @@ class MultiboxCoder(L.Link):
             bbox (array): (R, 4) float, ``(x_min, y_min, x_max, y_max)`` in input pixels.
             label (array): (R,) int, class ids in ``[0, n_fg_class)``.
             iou_thresh (float): the matching threshold.
+            loc_bbox (array or None): (R, 4) the boxes the positive anchors regress to,
+                one per box of ``bbox`` (default ``bbox``): the same boxes in a model's
+                box convention, matched as ``bbox`` is.
 
         Returns:
             tuple: ``mb_loc`` (K, 4) float32 ``(dx, dy, dw, dh)`` (0 for background
@@ -121,7 +124,8 @@ class MultiboxCoder(L.Link):
         overlapping = iou[best, xp.arange(len(bbox))] > 1e-6
         index[best[overlapping]] = xp.arange(len(bbox))[overlapping]
         positive = index >= 0
-        mb_loc = self.encode_loc(bbox[xp.maximum(index, 0)])
+        loc_bbox = bbox if loc_bbox is None else xp.asarray(loc_bbox, dtype=numpy.float32)
+        mb_loc = self.encode_loc(loc_bbox[xp.maximum(index, 0)])
         mb_loc[~positive] = 0
         mb_label = xp.where(positive, xp.asarray(label)[xp.maximum(index, 0)] + 1, 0)
         return mb_loc.astype(numpy.float32), mb_label.astype(numpy.int32)

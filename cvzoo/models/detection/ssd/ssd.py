@@ -68,6 +68,8 @@ class SSD(L.Chain, detector.Detector):
     nms_top_k = 400
     use_07_metric = True
     label_names = None
+    # whose training training_recipe() follows (ssd/training_recipe.py REFERENCES)
+    training_reference = 'chainercv'
 
     def __init__(self, extractor, multibox_link, steps, sizes, *, variance=(0.1, 0.2),
                  mean=SSD_MEAN):
@@ -127,6 +129,12 @@ class SSD(L.Chain, detector.Detector):
                                               self.extractor.out_channels)
         self.multibox.to_device(self.device)
         self.label_names = None
+
+    def training_recipe(self, **hyper):
+        """How this SSD trains: a ``TrainingRecipe``, see
+        :func:`~cvzoo.models.detection.ssd.training_recipe.ssd_training_recipe`."""
+        from cvzoo.models.detection.ssd import training_recipe
+        return training_recipe.ssd_training_recipe(self, **hyper)
 
     def load_pretrained(self, path_or_key, source=None):
         """Load a zoo key or a file (a ChainerCV .npz is recognised by its names)."""

@@ -148,6 +148,7 @@ class SSD300VGG16(ssd.SSD):
     nms_top_k = 400
     inclusive_score_thresh = False
     use_07_metric = False
+    training_reference = 'torchvision'
 
     def __init__(self, n_fg_class=None, pretrained_model=None, *, source=None):
         if n_fg_class is not None and (not isinstance(n_fg_class, int) or n_fg_class < 1):

@@ -2,7 +2,6 @@
 
 import cvzoo.core.links as L
 from cvzoo.core.training import reporter
-from cvzoo.models.detection.box_convention import to_box_convention
 from cvzoo.models.detection.ssd import multibox_loss
 
 
@@ -40,28 +39,17 @@ class SSDTrainChain(L.Chain):
 
         Args:
             imgs (array): (B, 3, insize, insize) float32, prepared (mean subtracted).
-            gt_mb_locs (array): (B, K, 4) float32 targets from MultiboxCoder.encode, of
-                continuous boxes (cvzoo's datasets); for a model whose ``box_convention``
-                is not continuous they are encoded again from its convention's boxes
-                (:func:`to_box_convention`).
+            gt_mb_locs (array): (B, K, 4) float32 targets from MultiboxCoder.encode of
+                boxes in the model's box convention, as ``SSDTransform`` makes them
+                (the chain takes them as they are).
             gt_mb_labels (array): (B, K) int32 targets, 0 for background.
 
         Returns:
             Variable: the 0-d loss.
         """
-        if self.model.box_convention != 'continuous':
-            gt_mb_locs = self._in_model_convention(gt_mb_locs, gt_mb_labels)
         mb_locs, mb_confs = self.model(imgs)
         loc_loss, conf_loss = multibox_loss.multibox_loss(
             mb_locs, mb_confs, gt_mb_locs, gt_mb_labels, self.k)
         loss = loc_loss * self.alpha + conf_loss
         reporter.report({'loss': loss, 'loss/loc': loc_loss, 'loss/conf': conf_loss}, self)
         return loss
-
-    def _in_model_convention(self, gt_mb_locs, gt_mb_labels):
-        """The positive anchors' targets of continuous boxes, re-encoded in the model's
-        ``box_convention`` (background anchors keep their zeros)."""
-        coder = self.model.coder
-        bbox = to_box_convention(coder.decode_bbox(gt_mb_locs), self.model.box_convention)
-        return self.xp.where((gt_mb_labels > 0)[..., None], coder.encode_loc(bbox),
-                             gt_mb_locs).astype(gt_mb_locs.dtype)

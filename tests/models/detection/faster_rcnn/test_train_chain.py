@@ -119,8 +119,9 @@ def test_vgg16_train_chain():
     _check_loss_and_gradients(chain, x, ('rpn_loc', 'rpn_cls', 'roi_loc', 'roi_cls'))
 
 
-def test_inclusive_model_trains_on_boxes_a_pixel_shorter():
-    """A model whose weights learned inclusive boxes gets (x_max - 1, y_max - 1) targets."""
+def test_inclusive_model_takes_its_boxes_as_they_are():
+    """A model whose weights learned inclusive boxes gets the boxes it is given: the
+    recipe's transform gave them in its box convention, once."""
     seen = []
 
     class Recording(AnchorTargetCreator):
@@ -136,4 +137,4 @@ def test_inclusive_model_trains_on_boxes_a_pixel_shorter():
     chain(x, BBOXES, LABELS)
     for continuous, inclusive, bbox in zip(seen[:2], seen[2:], BBOXES):
         numpy.testing.assert_array_equal(continuous, bbox)
-        numpy.testing.assert_array_equal(inclusive, bbox - [0, 0, 1, 1])
+        numpy.testing.assert_array_equal(inclusive, bbox)

@@ -11,7 +11,7 @@ def _coder():
 
 def test_output_shapes_and_dtypes():
     numpy.random.seed(1)
-    transform = augmentation.SSDTransform(_coder(), 64, (123, 117, 104))
+    transform = augmentation.SSDTransform(_coder(), 64, (123, 117, 104), seed=1)
     img = numpy.random.uniform(0, 255, (3, 50, 70)).astype(numpy.float32)
     bbox = numpy.array([[5, 5, 40, 30], [30, 20, 68, 48]], numpy.float32)
     for _ in range(10):
@@ -25,10 +25,10 @@ def test_output_shapes_and_dtypes():
 def test_box_follows_the_image(monkeypatch):
     # a white square on black, no colour change: the decoded positive anchors cover the
     # bright pixels of the transformed image, whatever crop and flip were drawn
-    numpy.random.seed(3)
-    monkeypatch.setattr(augmentation.transforms, 'random_distort', lambda x: x)
+    monkeypatch.setattr(augmentation.transforms, 'random_distort',
+                        lambda x, random_state=None: x)
     coder = _coder()
-    transform = augmentation.SSDTransform(coder, 64, (0, 0, 0), max_expand_ratio=1)
+    transform = augmentation.SSDTransform(coder, 64, (0, 0, 0), max_expand_ratio=1, seed=3)
     img = numpy.zeros((3, 64, 64), numpy.float32)
     img[:, 8:40, 20:52] = 255
     bbox = numpy.array([[20, 8, 52, 40]], numpy.float32)
@@ -41,6 +41,6 @@ def test_box_follows_the_image(monkeypatch):
         assert out_img[0, box[1] + 1:box[3] - 1, box[0] + 1:box[2] - 1].mean() > 200
         outside = numpy.ones((64, 64), bool)
         outside[max(box[1] - 1, 0):box[3] + 1, max(box[0] - 1, 0):box[2] + 1] = False
-        assert out_img[0][outside].mean() < 30
+        assert not outside.any() or out_img[0][outside].mean() < 30
         checked += 1
     assert checked >= 3

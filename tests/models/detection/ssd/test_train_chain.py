@@ -4,6 +4,7 @@ import numpy
 import pytest
 
 from cvzoo.core.training import reporter as reporter_module
+from cvzoo.models.detection.box_convention import to_box_convention
 from cvzoo.models.detection.ssd import augmentation, ssd, ssd_tiny, train_chain
 
 
@@ -52,29 +53,60 @@ def test_ssd300_chain_loss_and_gradients():
     _check_chain(ssd.SSD300(n_fg_class=3))
 
 
-def test_inclusive_model_trains_on_boxes_a_pixel_shorter(monkeypatch):
-    """The positive anchors' targets of a model whose weights learned inclusive boxes
-    decode to (x_max - 1, y_max - 1); background anchors keep zero targets."""
+def _old_chain_targets(coder, gt_mb_loc, gt_mb_label):
+    """What the train chain gave the loss for an inclusive model before the transform
+    encoded in the model's convention: the continuous targets decoded, x_max, y_max
+    moved back by one input pixel, encoded again at the positive anchors."""
+    bbox = to_box_convention(coder.decode_bbox(gt_mb_loc), 'inclusive')
+    return numpy.where((gt_mb_label > 0)[..., None], coder.encode_loc(bbox),
+                       gt_mb_loc).astype(numpy.float32)
+
+
+@pytest.mark.parametrize('seed', [0, 1, 2])
+def test_inclusive_targets_are_the_numbers_the_chain_used_to_make(seed):
+    """SSDTransform of an inclusive model encodes once what the chain decoded, shifted
+    and encoded again every step: the same labels and the same targets."""
+    numpy.random.seed(0)
+    model = ssd_tiny.SSDTiny(n_fg_class=3)
+    rng = numpy.random.RandomState(seed)
+    img = rng.uniform(0, 255, (3, 80, 100)).astype(numpy.float32)
+    example = (img, numpy.array([[10, 10, 60, 50], [40, 30, 95, 75]], numpy.float32),
+               numpy.array([0, 2], numpy.int32))
+    made = {}
+    for box_convention in ('continuous', 'inclusive'):
+        transform = augmentation.SSDTransform(model.coder, model.insize, model.mean,
+                                              box_convention=box_convention, seed=seed)
+        made[box_convention] = transform(example)
+    x, gt_mb_loc, gt_mb_label = made['continuous']
+    new_x, new_mb_loc, new_mb_label = made['inclusive']
+    numpy.testing.assert_array_equal(new_x, x)
+    numpy.testing.assert_array_equal(new_mb_label, gt_mb_label)
+    assert (gt_mb_label > 0).any()
+    numpy.testing.assert_allclose(new_mb_loc, _old_chain_targets(model.coder, gt_mb_loc,
+                                                                 gt_mb_label),
+                                  rtol=1e-5, atol=1e-5)
+    assert not numpy.allclose(new_mb_loc, gt_mb_loc, atol=1e-3)
+
+
+def test_chain_passes_the_targets_on_without_decoding(monkeypatch):
+    """An inclusive model's chain gives the loss the transform's targets as they are,
+    and never decodes them."""
     seen = []
 
     def recording_loss(mb_locs, mb_confs, gt_mb_locs, gt_mb_labels, k):
         seen.append(gt_mb_locs)
         return real_loss(mb_locs, mb_confs, gt_mb_locs, gt_mb_labels, k)
 
+    def no_decoding(mb_loc):
+        raise AssertionError('the train chain decoded its targets')
+
     real_loss = train_chain.multibox_loss.multibox_loss
     monkeypatch.setattr(train_chain.multibox_loss, 'multibox_loss', recording_loss)
     numpy.random.seed(0)
     model = ssd_tiny.SSDTiny(n_fg_class=3)
-    imgs, gt_mb_locs, gt_mb_labels = _batch(model)
-    chain = train_chain.SSDTrainChain(model)
-    chain(imgs, gt_mb_locs, gt_mb_labels)
     model.box_convention = 'inclusive'
-    chain(imgs, gt_mb_locs, gt_mb_labels)
-    numpy.testing.assert_array_equal(seen[0], gt_mb_locs)
-    positive = gt_mb_labels > 0
-    assert positive.any()
-    shift = model.coder.decode_bbox(seen[1])[positive] - \
-        model.coder.decode_bbox(gt_mb_locs)[positive]
-    numpy.testing.assert_allclose(shift, numpy.broadcast_to([0, 0, -1, -1], shift.shape),
-                                  atol=1e-3)
-    assert not seen[1][~positive].any()
+    imgs, gt_mb_locs, gt_mb_labels = _batch(model)
+    monkeypatch.setattr(model.coder, 'decode_bbox', no_decoding)
+    monkeypatch.setattr(model.coder, 'encode_loc', no_decoding)
+    train_chain.SSDTrainChain(model)(imgs, gt_mb_locs, gt_mb_labels)
+    assert seen[0] is gt_mb_locs

@@ -74,6 +74,12 @@ class FasterRCNNFPNResNet(faster_rcnn.FasterRCNN):
         resize factor, not the ratio of the rounded sizes (as its FasterRCNN does)."""
         return [self.resize_scale(size) for size in sizes]
 
+    def training_recipe(self, **hyper):
+        """How this detector trains: a ``TrainingRecipe``, ``faster_rcnn_fpn_training_recipe`` of
+        :mod:`~cvzoo.models.detection.faster_rcnn.training_recipe`."""
+        from cvzoo.models.detection.faster_rcnn import training_recipe
+        return training_recipe.faster_rcnn_fpn_training_recipe(self, **hyper)
+
     def convert_weights(self, raw, source):
         """The zoo's conversion hook (ChainerCV or cvzoo names).
 
