@@ -28,7 +28,8 @@ from cvzoo import errors
 from cvzoo import models as zoo_api
 from cvzoo.cli import argument_types, train_options
 from cvzoo.datasets.formats.format_detection import FORMAT_TASKS, FORMATS
-from cvzoo.models import registry, trained_model
+from cvzoo.models import registry
+from cvzoo.models.weights import trained_model
 
 # datasets of cvzoo.datasets.registry that --data also names (the train scripts' defaults)
 NAMED_DATA = {'digits': 'classification', 'voc07': 'detection', 'voc07+12': 'detection'}
