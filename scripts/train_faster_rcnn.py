@@ -19,7 +19,8 @@ MODELS = ('faster_rcnn_vgg16', 'faster_rcnn_fpn_resnet50', 'faster_rcnn_fpn_resn
 
 def main(argv=None):
     """Train; return the held-out mAP (None off rank 0)."""
-    return train.print_outcome(train.run(_parser().parse_args(argv)), 'map')
+    args = _parser().parse_args(argv)
+    return train.print_outcome(train.run(args), 'map')
 
 
 def _parser():

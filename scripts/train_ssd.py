@@ -10,7 +10,7 @@ at 96 px). Writes ``log``, ``loss.png``, ``metric.png``, snapshots and
 ``model_final.npz`` to --out and prints the held-out VOC mAP, last as a JSON line.
 """
 
-from cvzoo.cli import entry, train, train_options
+from cvzoo.cli import argument_types, entry, train, train_options
 
 MODELS = ('ssd300', 'ssd512', 'ssd_tiny', 'ssd300_vgg16')
 TINY_INSIZE = 96
@@ -21,12 +21,18 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     if args.model == 'ssd_tiny' and args.insize is None:
         args.insize = TINY_INSIZE
-    return train.print_outcome(train.run(args), 'map')
+    if args.optimizer == 'sgd':  # this script's 'sgd' was momentum SGD
+        args.optimizer = 'momentum_sgd'
+    outcome = train.run(args, hyper={'max_expand_ratio': args.max_expand_ratio})
+    return train.print_outcome(outcome, 'map')
 
 
 def _parser():
     parser = entry.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--model', choices=MODELS, default='ssd300')
+    parser.add_argument('--max-expand-ratio', type=argument_types.finite_float(1), default=None,
+                        help="largest zoom-out of the augmentation (1: none; default: the "
+                        "recipe's, 4)")
     train.add_arguments(parser, data_flags=('--dataset', '--data'), data_default='voc07+12',
                         batchsize=32, iterations=120000)
     return parser

@@ -23,10 +23,12 @@ from cvzoo.cli import argument_types, entry, train, train_options
 def main(argv=None):
     """Train; return the held-out mAP (None off rank 0)."""
     args = _parser().parse_args(argv)
+    hyper = {'jitter': args.jitter}
     if args.cfg is None:
-        return train.print_outcome(train.run(args), 'map')
+        return train.print_outcome(train.run(args, hyper=hyper), 'map')
     make_model = functools.partial(_cfg_model, args)
-    return train.print_outcome(train.run(args, task='detection', make_model=make_model), 'map')
+    return train.print_outcome(
+        train.run(args, task='detection', make_model=make_model, hyper=hyper), 'map')
 
 
 def _cfg_model(args, data):
@@ -48,6 +50,9 @@ def _parser():
                         help='a zoo YOLO detector: yolov2, yolov2_tiny, yolov3, yolo_fastest, ...')
     parser.add_argument('--cfg', type=argument_types.existing_file, default=None,
                         help='a Darknet .cfg instead of --model')
+    parser.add_argument('--jitter', type=argument_types.finite_float(0, 1, high_open=True),
+                        default=None, help="largest move of a crop side, as a fraction "
+                        "(default: the recipe's, 0.2)")
     train.add_arguments(parser, data_flags=('--dataset', '--data'), data_default='voc07+12',
                         batchsize=16, epochs=100)
     return parser

@@ -27,6 +27,7 @@ import numpy
 from cvzoo import errors
 from cvzoo import models as zoo_api
 from cvzoo.cli import argument_types, train_options
+from cvzoo.core.training import recipe as recipe_module
 from cvzoo.datasets.formats.format_detection import FORMAT_TASKS, FORMATS
 from cvzoo.models import registry
 from cvzoo.models.weights import trained_model
@@ -93,6 +94,9 @@ def add_arguments(parser, *, data_flags=('--data',), val_flags=('--val',), data_
                         'at most the training set)')
     parser.add_argument('--lr', type=argument_types.positive_float, default=lr,
                         help="learning rate (default: the recipe's, scaled to --batchsize)")
+    parser.add_argument('--optimizer', choices=recipe_module.OPTIMIZERS, default=None,
+                        help="instead of the recipe's (its weight decay and schedule stay; "
+                        "give --lr with it)")
     train_options.add_run_options(parser)
     train_options.add_precision_options(parser)
     parser.add_argument('--no-augment', dest='augment', action='store_false',
@@ -121,7 +125,7 @@ class Outcome:
     elapsed_time: float
 
 
-def run(args, model_name=None, *, task=None, make_model=None, data=None):
+def run(args, model_name=None, *, task=None, make_model=None, data=None, hyper=None):
     """Train as ``args`` say (the options of :func:`add_arguments`).
 
     Args:
@@ -132,6 +136,8 @@ def run(args, model_name=None, *, task=None, make_model=None, data=None):
             not build (a Darknet cfg's); its file then holds weights only.
         data (TrainingData or None): the data, read by the caller (None: ``--data``
             read by :func:`load_data`).
+        hyper (dict or None): the recipe's family-specific hyper-parameters (a script's
+            ``--max-expand-ratio``); None values are left to the recipe.
 
     Returns:
         Outcome or None: None on another rank than 0 (rank 0 reports).
@@ -159,8 +165,11 @@ def run(args, model_name=None, *, task=None, make_model=None, data=None):
         model_kwargs = {**model_kwargs, **class_count_kwargs(model_class, data)}
     else:
         model, name, model_kwargs = make_model(data), None, None
+    hyper = {key: value for key, value in (hyper or {}).items() if value is not None}
     recipe = recipe_of(model, name or type(model).__name__, seed=args.seed,
-                       augment=args.augment)
+                       augment=args.augment, **hyper)
+    if args.optimizer is not None:
+        recipe = dataclasses.replace(recipe, optimizer=args.optimizer)
     batchsize = args.batchsize or min(recipe.batchsize, len(data.train))
     from cvzoo.training import train  # after the checks: heavy to import
 

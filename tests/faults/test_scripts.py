@@ -87,7 +87,8 @@ def test_train_argument_mistake_is_one_line(name, case, tmp_path, monkeypatch, c
 @pytest.mark.parametrize('name, argv', [
     ('train_ssd', ['--insize', '0']), ('train_yolo', ['--insize', '0']),
     ('train_classifier', ['--insize', '0']), ('train_classifier', ['--epoch', '0']),
-    ('train_yolo', ['--epoch', '-1']), ('train_faster_rcnn', ['--min-size', '0']),
+    ('train_yolo', ['--epoch', '-1']), ('train_yolo', ['--jitter', '1.5']),
+    ('train_ssd', ['--max-expand-ratio', '0.5']), ('train_faster_rcnn', ['--min-size', '0']),
     ('train_mask_rcnn', ['--max-size', '-2']), ('train_ssd', ['--format', 'pascal']),
     ('train_classifier', ['--val-fraction', '1.5']),
     ('train_yolo', ['--cfg', '{tmp}/missing.cfg']),
