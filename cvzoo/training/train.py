@@ -26,7 +26,7 @@ from cvzoo.core.training import updaters
 from cvzoo.core.training.extensions import (Evaluator, FailOnNonNumber, LogReport, PlotReport,
                                             PrintReport, ProgressBar, observe_value, snapshot)
 from cvzoo.datasets.transform_dataset import TransformDataset
-from cvzoo.models.trained_model import save_trained_model
+from cvzoo.models.weights.trained_model import save_trained_model
 from cvzoo.training import evaluation, schedule
 
 AUTOCAST_DTYPES = ('bfloat16', 'float16')
@@ -111,6 +111,7 @@ def train(model, train_dataset, task, label_names, out='result', val_dataset=Non
     """
     _check_arguments(task, label_names, iterations, epochs, batchsize, lr, communicator,
                      autocast, evaluate_every, cuda_graph, device)
+    _check_class_count(model, task, label_names)
     if recipe is None:
         recipe = _recipe_of(model, seed)
     batchsize = recipe.batchsize if batchsize is None else batchsize
@@ -202,6 +203,27 @@ def _check_arguments(task, label_names, iterations, epochs, batchsize, lr, commu
     if cuda_graph and backend.get_device(device).kind != 'cuda':
         raise errors.UsageError(f'cuda_graph: CUDA graphs need a GPU device (cuda:N), got '
                                 f'device={device!r}')
+
+
+def _check_class_count(model, task, label_names):
+    """Refuse label names that do not match the model's classes: the saved model would
+    not rebuild (its class count is saved from the names)."""
+    n_class = _model_class_count(model, task)
+    if n_class is not None and n_class != len(label_names):
+        raise errors.UsageError(
+            f'label_names: {len(label_names)} names for a {type(model).__name__} of {n_class} '
+            f'classes ({_class_count_key(task)}={n_class}); build the model with '
+            f'{_class_count_key(task)}={len(label_names)}')
+
+
+def _model_class_count(model, task):
+    """The classes ``model`` predicts (``n_fg_class``, ``n_class``, or a classifier's
+    head's outputs), or None when it does not say."""
+    n_class = getattr(model, _class_count_key(task), None)
+    if n_class is None and task == 'classification':
+        head = getattr(model, getattr(model, 'head_name', ''), None)
+        n_class = getattr(head, 'out_size', None)
+    return n_class
 
 
 def _recipe_of(model, seed):

@@ -174,6 +174,54 @@ def test_a_non_finite_loss_stops_without_a_final_model(tmp_path):
     assert not (tmp_path / 'model_final.npz').exists()
 
 
+# --- precision and CUDA graphs ------------------------------------------------------------
+
+def _recording_autocast(monkeypatch):
+    """The autocast dtypes the low-precision functions ran under."""
+    from cvzoo.core import mixed_precision
+    from cvzoo.core.config import config
+
+    seen = set()
+    cast = mixed_precision.cast_to_low_precision
+
+    def recording_cast(*inputs):
+        seen.add(None if config.autocast is None else config.autocast.name)
+        return cast(*inputs)
+
+    monkeypatch.setattr(mixed_precision, 'cast_to_low_precision', recording_cast)
+    return seen
+
+
+def test_autocast_runs_the_forward_in_low_precision(tmp_path, monkeypatch):
+    seen = _recording_autocast(monkeypatch)
+    _train(_small_cnn(), tmp_path, autocast='bfloat16')
+    assert seen == {'bfloat16'}
+    assert 'loss_scale' not in read_log(tmp_path / 'log')[-1]
+
+
+def test_float16_scales_the_loss_unless_told_not_to(tmp_path, monkeypatch):
+    seen = _recording_autocast(monkeypatch)
+    _train(_small_cnn(), tmp_path / 'scaled', autocast='float16')
+    _train(_small_cnn(), tmp_path / 'plain', autocast='float16', loss_scaling=False)
+    assert seen == {'float16'}
+    assert read_log(tmp_path / 'scaled' / 'log')[-1]['loss_scale'] > 1
+    assert 'loss_scale' not in read_log(tmp_path / 'plain' / 'log')[-1]
+
+
+def test_cuda_graph_trains_as_the_eager_run_does(tmp_path, stand_in):
+    import warnings
+
+    stand_in.install().random.seed(0)
+    _train(_small_cnn(), tmp_path / 'eager', device='cuda:0')
+    stand_in.install().random.seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error', RuntimeWarning)  # no capture refused, no fallback
+        result = _train(_small_cnn(), tmp_path / 'graphed', device='cuda:0', cuda_graph=True)
+    assert result.trainer.updater.graphed_update.captured
+    logs = [read_log(tmp_path / run / 'log') for run in ('eager', 'graphed')]
+    assert [e['main/loss'] for e in logs[1]] == [e['main/loss'] for e in logs[0]]
+
+
 # --- refused arguments -----------------------------------------------------------------
 
 @pytest.mark.parametrize('kwargs, named', [
@@ -190,6 +238,16 @@ def test_wrong_arguments_are_named(kwargs, named, tmp_path):
     with pytest.raises(errors.UsageError, match=named):
         train(_small_cnn(), _examples(), 'classification', LABELS, out=str(tmp_path),
               progress=False, **{'iterations': 1, **kwargs})
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize('name, label_names', [('small_cnn', ('a', 'b')),
+                                               ('segnet_basic', ('a', 'b', 'c', 'd'))])
+def test_label_names_of_another_class_count_are_refused(name, label_names, tmp_path):
+    task, model = build_small_model(name)  # 3 classes
+    with pytest.raises(errors.UsageError, match=f'label_names: {len(label_names)} names for a '
+                       f'{type(model).__name__} of 3 classes'):
+        train(model, synthetic_examples(task, 2), task, label_names, out=str(tmp_path))
     assert list(tmp_path.iterdir()) == []
 
 
