@@ -8,8 +8,8 @@ split into ``images/train/``, ``images/val/``, ``labels/train/`` and ``labels/va
 import pathlib
 
 from cvzoo import errors
-from cvzoo.datasets.image_folder.class_list import CLASS_LIST, read_class_list
 from cvzoo.datasets.formats.splits import VAL_NAMES, Splits
+from cvzoo.datasets.image_folder.class_list import CLASS_LIST, read_class_list
 from cvzoo.datasets.image_folder.image_label_directory_dataset import ImageLabelDirectoryDataset
 
 IGNORE_LABEL = 255

@@ -4,8 +4,8 @@ folders and the classes, or ``images/``, ``labels/`` of .txt files and ``classes
 
 import pathlib
 
-from cvzoo.datasets.image_folder.class_list import CLASS_LIST, read_class_list
 from cvzoo.datasets.formats.splits import VAL_NAMES, Splits
+from cvzoo.datasets.image_folder.class_list import CLASS_LIST, read_class_list
 from cvzoo.datasets.yolo.data_yaml import read_data_yaml
 from cvzoo.datasets.yolo.yolo_dataset import YOLOBboxDataset, image_paths
 
