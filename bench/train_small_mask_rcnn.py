@@ -32,6 +32,9 @@ from cvzoo.evaluators.instance_segmentation_evaluators import (  # noqa: E402
     InstanceSegmentationVOCEvaluator,
 )
 from cvzoo.models import train_mask_rcnn as training  # noqa: E402
+from cvzoo.models.instance_segmentation.mask_rcnn.training_recipe import (  # noqa: E402
+    padded_batches,
+)
 from cvzoo.transforms.instance_segmentation_transform import (  # noqa: E402
     MaskRCNNTransform,
     drop_crowded,
@@ -57,7 +60,7 @@ def seconds_per_step(model, dataset, args):
     """Median seconds of ten training steps (after two) on a copy of the train chain."""
     chain = small_train_chain(model, args.n_sample).to_device(args.device)
     optimizer = training.make_optimizer(chain, 0.0, False)
-    converter = training.PaddedBatch(model)
+    converter = padded_batches(model)
     times = []
     for i in range(12):
         batch = converter([dataset[(i * args.batchsize + j) % len(dataset)]

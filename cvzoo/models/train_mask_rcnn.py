@@ -5,7 +5,8 @@ As ChainerCV's ``examples/fpn/train_multi.py`` for Mask R-CNN: MomentumSGD (mome
 run (its steps 60,000 and 80,000 of 90,000) after a linear warm-up from a third of the
 rate over 500 iterations (over the first quarter of a run shorter than 2,000
 iterations) and, when the backbone starts from trained weights, ``conv1``, ``res2`` and
-every batch normalisation's scale and shift frozen.
+every batch normalisation's scale and shift frozen: the numbers of the family's recipe
+(:mod:`~cvzoo.models.instance_segmentation.mask_rcnn.training_recipe`).
 The caller passes the examples through :class:`~cvzoo.transforms.
 instance_segmentation_transform.MaskRCNNTransform`;
 :func:`~cvzoo.models.detection.train_detector.train_detector` runs the trainer and writes
@@ -16,23 +17,19 @@ while training (``MaskRCNNTrainChain`` runs the backbone in training mode; Chain
 runs it in test mode).
 """
 
-import fractions
-
-from cvzoo.core import backend
-from cvzoo.core import links as L
 from cvzoo.core.optimizers import MomentumSGD, WeightDecay
 from cvzoo.core.training.extensions import fail_on_non_number
 from cvzoo.models.detection.train_detector import train_detector
+from cvzoo.models.instance_segmentation.mask_rcnn import training_recipe
 from cvzoo.models.instance_segmentation.mask_rcnn.mask_rcnn_train_chain import (
     MaskRCNNTrainChain,
 )
 
-LR_STEPS = (fractions.Fraction(2, 3), fractions.Fraction(8, 9))
-LOSS_KEYS = ('main/loss', 'main/loss/rpn_loc', 'main/loss/rpn_conf', 'main/loss/head_loc',
-             'main/loss/head_conf', 'main/loss/mask')
-WEIGHT_DECAY = 1e-4
-WARMUP_ITER = 500
-WARMUP_START_RATIO = 1 / 3
+LR_STEPS = training_recipe.CHAINERCV_LR_STEPS
+LOSS_KEYS = training_recipe.LOSS_KEYS
+WEIGHT_DECAY = training_recipe.CHAINERCV_WEIGHT_DECAY
+WARMUP_ITER = training_recipe.CHAINERCV_WARMUP
+WARMUP_START_RATIO = training_recipe.CHAINERCV_WARMUP_START_RATIO
 
 
 def warmup_iterations(iteration):
@@ -50,31 +47,7 @@ def default_lr(batchsize):
     >>> default_lr(16), default_lr(2)
     (0.02, 0.0025)
     """
-    return 0.02 * batchsize / 16
-
-
-class PaddedBatch:
-    """The updater's converter: :class:`MaskRCNNTransform`'s examples -> the train
-    chain's arguments.
-
-    The prepared images are zero-padded to one size by ``model.pad_batch`` (multiples of
-    its ``pad_stride``) and sent to ``device`` with the boxes and labels; the masks stay
-    on the host, as the train chain cuts its targets there.
-
-    Args:
-        model: the model, whose ``pad_batch`` pads the images.
-    """
-
-    def __init__(self, model):
-        self.model = model
-
-    def __call__(self, batch, device=None):
-        imgs, bboxes, labels, masks, sizes = zip(*batch)
-        device = backend.get_device(device or 'cpu')
-        return (backend.to_device(self.model.pad_batch(list(imgs)), device),
-                [backend.to_device(bbox, device) for bbox in bboxes],
-                [backend.to_device(label, device) for label in labels],
-                list(masks), [tuple(size) for size in sizes])
+    return training_recipe.CHAINERCV_LR * batchsize / training_recipe.CHAINERCV_BATCHSIZE
 
 
 def make_optimizer(chain, lr, freeze_backbone):
@@ -89,12 +62,7 @@ def make_optimizer(chain, lr, freeze_backbone):
     optimizer = MomentumSGD(lr=lr, momentum=0.9).setup(chain)
     optimizer.add_hook(WeightDecay(WEIGHT_DECAY))
     if freeze_backbone:
-        base = chain.model.extractor.base
-        base.conv1.disable_update()
-        base.res2.disable_update()
-        for link in chain.model.links():
-            if isinstance(link, L.BatchNormalization):
-                link.disable_update()
+        training_recipe.freeze_fpn_resnet_stem(chain)
     return optimizer
 
 
@@ -131,7 +99,7 @@ def train_mask_rcnn(model, dataset, label_names, *, out, iteration, batchsize=2,
     return train_detector(
         model, optimizer, dataset, label_names, out=out, batchsize=batchsize,
         iteration=iteration, loss_keys=LOSS_KEYS, lr_steps=LR_STEPS,
-        converter=PaddedBatch(model), device=device, communicator=communicator, seed=seed,
+        converter=training_recipe.padded_batches(model), device=device, communicator=communicator, seed=seed,
         resume=resume, model_name=model_name, model_kwargs=model_kwargs, cuda_graph=cuda_graph,
         guard=fail_on_non_number.FailOnNonNumber(keys=('main/loss',), check_params=False),
         warmup_iter=warmup_iterations(iteration), warmup_start_ratio=WARMUP_START_RATIO)

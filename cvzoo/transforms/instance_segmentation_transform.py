@@ -41,6 +41,7 @@ class MaskRCNNTransform:
         model: the instance segmenter being trained; its ``prepare(img)`` resizes the
             image and subtracts the mean, exactly as its predict() does.
         seed (int): of the flip draws.
+        augment (bool): flip at random; False keeps only the resize.
 
     Returns of ``__call__``:
 
@@ -55,8 +56,9 @@ class MaskRCNNTransform:
             the image's (the message names ``mask``).
     """
 
-    def __init__(self, model, seed=0):
+    def __init__(self, model, seed=0, augment=True):
         self.model, self.rng = model, numpy.random.RandomState(seed)
+        self.augment = augment
 
     def __call__(self, in_data):
         img, mask, label = drop_crowded(tuple(in_data))
@@ -70,7 +72,7 @@ class MaskRCNNTransform:
         size = x.shape[1:]
         bbox = resize_bbox(bbox[keep], img.shape[1:], size)
         mask = resize_mask(mask, size)
-        if self.rng.rand() < 0.5:
+        if self.augment and self.rng.rand() < 0.5:
             x = x[:, :, ::-1]
             bbox = flip_bbox(bbox, size, x_flip=True)
             mask = flip_mask(mask, x_flip=True)

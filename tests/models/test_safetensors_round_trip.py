@@ -13,13 +13,14 @@ R-CNNs; 10 to 25 s each on 2 busy CPU cores) are left to the slow run; the rest 
 about two minutes (one of CPU time).
 """
 
+import inspect
+
 import numpy
 import pytest
 
 from cvzoo.core import backend
 from cvzoo.core.serializers import dictionary
 from cvzoo.models import list_models
-from cvzoo.models.detection import torchvision_resnet_fpn
 from cvzoo.testing import small_models
 
 LOW_SCORE_THRESH = 0.005  # as the contract test: random weights still give detections
@@ -56,7 +57,7 @@ def _loading_overrides(name, model):
     overrides = {}
     if name in small_models.NEEDS_CFG:
         overrides['n_fg_class'] = None
-    if isinstance(model, torchvision_resnet_fpn.TorchvisionResNetFPNDetector):
+    if 'bn_eps' in inspect.signature(type(model)).parameters:  # torchvision's ResNets
         overrides['bn_eps'] = next(link.eps for link in model.extractor.base.links()
                                    if hasattr(link, 'eps'))
     return overrides

@@ -1,10 +1,11 @@
 """MaskRCNNTransform and drop_crowded: crowds and empty masks go, image, boxes and masks
-are resized and flipped together; PaddedBatch pads a batch of two sizes."""
+are resized and flipped together; the Mask R-CNN converter (convert.PadImages with the
+model's pad_batch) pads a batch of two sizes."""
 
 import numpy
 import pytest
 
-from cvzoo.models.train_mask_rcnn import PaddedBatch
+from cvzoo.core.training import convert
 from cvzoo.transforms.image.resize import resize
 from cvzoo.transforms.instance_segmentation_transform import MaskRCNNTransform, drop_crowded
 from cvzoo.utils.bbox import mask_to_bbox
@@ -75,7 +76,8 @@ def test_padded_batch_of_two_sizes():
     small = _example()
     large = (numpy.zeros((3, 20, 12), numpy.float32), numpy.ones((1, 20, 12), bool),
              numpy.array([1], numpy.int32))
-    x, bboxes, labels, masks, sizes = PaddedBatch(model)([transform(small), transform(large)])
+    converter = convert.PadImages(model.pad_batch, host_fields=(3, 4))
+    x, bboxes, labels, masks, sizes = converter([transform(small), transform(large)])
     assert x.shape == (2, 3, 64, 32)
     assert sizes == [(20, 32), (40, 24)]
     assert [m.shape for m in masks] == [(2, 20, 32), (1, 40, 24)]

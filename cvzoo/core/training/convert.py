@@ -153,3 +153,27 @@ def images_and_target_lists(batch, device=None, padding=0):
         raise ValueError('images_and_target_lists: batch is empty')
     x = _concat_field([example[0] for example in batch], device, padding)
     return (x,) + tuple([example[i] for example in batch] for i in range(1, len(batch[0])))
+
+
+# --- R-CNN instance segmentation and keypoint batches ---------------------------------
+
+def field_lists(batch, device=None, host_fields=()):
+    """Every field of the examples as a list, one entry per example: the images too,
+    which may differ in size (FCIS trains one image at a time, each at its own size).
+
+    Args:
+        batch (list of tuple): the examples.
+        device: where the fields go (default the CPU).
+        host_fields (tuple of int): positions of the fields left on the host (e.g. masks).
+
+    Returns:
+        tuple: one list per field.
+
+    >>> imgs, labels = field_lists([(numpy.zeros((3, 2, 2)), 1), (numpy.ones((3, 4, 2)), 0)],
+    ...                            host_fields=(1,))
+    >>> [img.shape for img in imgs], labels
+    ([(3, 2, 2), (3, 4, 2)], [1, 0])
+    """
+    _check_tuples(batch, 'field_lists')
+    images = [backend.to_device(example[0], device) for example in batch]
+    return (images,) + _per_example_fields(batch, device, host_fields)

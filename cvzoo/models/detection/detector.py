@@ -145,32 +145,44 @@ class Detector(threshold_presets.ThresholdPresets):
             cls.runtimes = ('cvzoo',)
 
     def suppress(self, bbox, score, sizes):
-        """Threshold, per-class NMS, top-k and clipping of a batch, on the device.
+        """Threshold, per-class NMS, top-k and clipping of a batch (:func:`suppress`
+        with this detector's thresholds)."""
+        return suppress(self, bbox, score, sizes)
 
-        Args:
-            bbox (array): (B, N, 4) candidate boxes in image pixels, or (B, N, C, 4) with
-                a box per class.
-            score (array): (B, N, C) class scores.
-            sizes (list of (H, W)): the images' sizes.
 
-        Returns:
-            tuple of three lists of NumPy arrays, as predict() returns them.
-        """
-        xp = backend.get_array_module(bbox, score)
-        B, _, n_fg_class = score.shape
-        # NOTE: by default strictly above the threshold, as Darknet; score_thresh=1.0 then
-        # gives nothing.
-        passed = score >= self.score_thresh if self.inclusive_score_thresh else \
-            score > self.score_thresh
-        image_index, box_index, label = xp.nonzero(passed)
-        if self.later_candidate_wins_ties:
-            image_index, box_index, label = image_index[::-1], box_index[::-1], label[::-1]
-        candidate = bbox[image_index, box_index, label] if bbox.ndim == 4 else \
-            bbox[image_index, box_index]
-        limits = numpy.asarray([[W, H, W, H] for H, W in sizes], dtype=bbox.dtype)
-        return per_image_detections(
-            image_index, candidate, score[image_index, box_index, label],
-            label, B, n_fg_class, self.nms_thresh, self.max_detections, limits)
+def suppress(model, bbox, score, sizes):
+    """Threshold, per-class NMS, top-k and clipping of a batch, on the device.
+
+    The detection rule of every box detector, also called by the models that detect
+    boxes before another head (Mask and Keypoint R-CNN).
+
+    Args:
+        model: gives the rule: ``score_thresh``, ``nms_thresh``,
+            ``inclusive_score_thresh``, ``later_candidate_wins_ties`` and
+            ``max_detections`` (as :class:`Detector`'s attributes).
+        bbox (array): (B, N, 4) candidate boxes in image pixels, or (B, N, C, 4) with
+            a box per class.
+        score (array): (B, N, C) class scores.
+        sizes (list of (H, W)): the images' sizes.
+
+    Returns:
+        tuple of three lists of NumPy arrays, as predict() returns them.
+    """
+    xp = backend.get_array_module(bbox, score)
+    B, _, n_fg_class = score.shape
+    # NOTE: by default strictly above the threshold, as Darknet; score_thresh=1.0 then
+    # gives nothing.
+    passed = score >= model.score_thresh if model.inclusive_score_thresh else \
+        score > model.score_thresh
+    image_index, box_index, label = xp.nonzero(passed)
+    if model.later_candidate_wins_ties:
+        image_index, box_index, label = image_index[::-1], box_index[::-1], label[::-1]
+    candidate = bbox[image_index, box_index, label] if bbox.ndim == 4 else \
+        bbox[image_index, box_index]
+    limits = numpy.asarray([[W, H, W, H] for H, W in sizes], dtype=bbox.dtype)
+    return per_image_detections(
+        image_index, candidate, score[image_index, box_index, label],
+        label, B, n_fg_class, model.nms_thresh, model.max_detections, limits)
 
 
 def as_continuous(bbox, size, box_convention):

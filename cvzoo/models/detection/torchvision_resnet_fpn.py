@@ -50,6 +50,25 @@ def check_positive_int(name, value, optional=False):
                          f'got {value!r}')
 
 
+def set_bn_eps(base, eps):
+    """Set the epsilon of every BN of the ResNet ``base``."""
+    for link in base.links():
+        if isinstance(link, batch_normalization.BatchNormalization):
+            link.eps = eps
+
+
+def freeze(base, trainable_backbone_layers=3):
+    """Stop gradients to every BN's gamma/beta of the ResNet ``base`` and to its stages
+    below the ``trainable_backbone_layers`` top ones (``requires_grad = False``)."""
+    for link in base.links():
+        if isinstance(link, batch_normalization.BatchNormalization):
+            for param in link.params():
+                param.requires_grad = False
+    for name in STAGES[trainable_backbone_layers:]:
+        for param in getattr(base, name).params():
+            param.requires_grad = False
+
+
 class TorchvisionResNetFPNDetector(detector.Detector):
     """Mixin: BN epsilon, freezing, preprocessing and predict(); see the module docstring."""
 
@@ -57,21 +76,11 @@ class TorchvisionResNetFPNDetector(detector.Detector):
 
     def set_bn_eps(self, eps):
         """Set the epsilon of every BN of the backbone."""
-        for link in self.extractor.base.links():
-            if isinstance(link, batch_normalization.BatchNormalization):
-                link.eps = eps
+        set_bn_eps(self.extractor.base, eps)
 
     def freeze(self, trainable_backbone_layers=3):
-        """Stop gradients to every BN's gamma/beta and to the ResNet stages below the
-        ``trainable_backbone_layers`` top ones (``requires_grad = False``)."""
-        base = self.extractor.base
-        for link in base.links():
-            if isinstance(link, batch_normalization.BatchNormalization):
-                for param in link.params():
-                    param.requires_grad = False
-        for name in STAGES[trainable_backbone_layers:]:
-            for param in getattr(base, name).params():
-                param.requires_grad = False
+        """Freeze the backbone as torchvision does (:func:`freeze`)."""
+        freeze(self.extractor.base, trainable_backbone_layers)
 
     def prepare(self, img):
         """(3, H, W) RGB in [0, 255] -> normalised and resized (3, H', W') float32."""

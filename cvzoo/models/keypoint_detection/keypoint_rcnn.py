@@ -1,8 +1,8 @@
 """KeypointRCNNResNet50FPN: torchvision's ``keypointrcnn_resnet50_fpn`` (He et al., "Mask
 R-CNN", ICCV 2017, section 5), its pre- and post-processing and COCO weights.
 
-The box part is torchvision's Faster R-CNN ResNet-50 FPN
-(:class:`~cvzoo.models.detection.faster_rcnn.torchvision_fpn.FasterRCNNResNet50FPN`:
+The box part is torchvision's Faster R-CNN ResNet-50 FPN, its parts and functions
+(:mod:`~cvzoo.models.detection.faster_rcnn.torchvision_fpn`:
 frozen-BN ResNet-50 with eps 0 for the COCO file, ImageNet mean and std, shorter side
 800 and longer at most 1333, up to 1000 proposals, NMS at 0.5 per class, 100 detections
 per image), here with two classes (the background and the person). Keypoint R-CNN's
@@ -22,15 +22,21 @@ point scores are torchvision's ``keypoints_scores`` (heatmap logits, not probabi
 """
 
 import os
+import typing
 
 import numpy
 
+import cvzoo.core.links as L
 from cvzoo import errors
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_keypoint_names import coco_keypoint_names
 from cvzoo.models import zoo
-from cvzoo.models.detection import detector, torchvision_resnet_fpn
-from cvzoo.models.detection.faster_rcnn import torchvision_fpn, torchvision_names
+from cvzoo.models.detection import detector, torchvision_resnet_fpn, torchvision_transform
+from cvzoo.models.detection.faster_rcnn import (
+    torchvision_box_head,
+    torchvision_fpn,
+    torchvision_names,
+)
 from cvzoo.models.keypoint_detection import heatmap_decoding, keypoint_detector, keypoint_head
 from cvzoo.models.weights import pretrained
 from cvzoo.models.weights.converters import file_format
@@ -41,9 +47,13 @@ _LEAF = {'weight': 'W', 'bias': 'b'}
 
 
 @zoo.register('keypointrcnn_resnet50_fpn', task='keypoint_detection')
-class KeypointRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
-                              keypoint_detector.KeypointDetector):
+class KeypointRCNNResNet50FPN(L.Chain, keypoint_detector.KeypointDetector):
     """torchvision's Keypoint R-CNN ResNet-50 FPN; see the module docstring.
+
+    The parts of torchvision's Faster R-CNN ResNet-50 FPN (``extractor``, ``rpn``,
+    ``head``, built by :func:`~cvzoo.models.detection.faster_rcnn.torchvision_fpn.build`
+    with the settings below) and ``keypoint_head``; the boxes are found by its functions
+    (:func:`~cvzoo.models.detection.faster_rcnn.torchvision_fpn.detections`).
 
     Weights keys: ``'coco'``, torchvision's ``KeypointRCNN_ResNet50_FPN_Weights.COCO_V1``
     (COCO 2017 train, person keypoints; keypoint AP 65.0, box AP 54.6 on val2017).
@@ -60,7 +70,8 @@ class KeypointRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
         max_detections (int): instances kept per image (torchvision's
             ``box_detections_per_img``, 100).
         min_size, max_size, trainable_backbone_layers, bn_eps, source: as
-            :class:`FasterRCNNResNet50FPN`.
+            :class:`~cvzoo.models.detection.faster_rcnn.torchvision_fpn.
+            FasterRCNNResNet50FPN`.
 
     Attributes:
         label_names (tuple of str or None): class names of the loaded weights.
@@ -72,26 +83,35 @@ class KeypointRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
             pretrained_model='coco').predict([img])
     """
 
-    # the keypoint detector's predict(); the box part's prepare() and pad_batch()
-    predict = keypoint_detector.KeypointDetector.predict
+    presets: typing.ClassVar[dict] = torchvision_fpn.PRESETS
+    # the box part's settings, those of torchvision's v1 Faster R-CNN
+    min_bbox_size = torchvision_fpn.FasterRCNNResNet50FPN.min_bbox_size
+    pad_stride = torchvision_fpn.FasterRCNNResNet50FPN.pad_stride
+    pretrained_bn_eps = torchvision_fpn.PRETRAINED_BN_EPS
+    fpn_bn_eps = None
+    rpn_conv_depth = 1
+    box_convention = 'continuous'
+    label_names = None
     point_names = None
 
     def __init__(self, n_fg_class=None, pretrained_model=None, *, n_point=None,
-                 max_detections=100, bn_eps=None, source=None, **kwargs):
+                 max_detections=100, min_size=800, max_size=1333,
+                 trainable_backbone_layers=3, bn_eps=None, source=None):
         torchvision_resnet_fpn.check_positive_int('n_fg_class', n_fg_class, optional=True)
         torchvision_resnet_fpn.check_positive_int('n_point', n_point, optional=True)
         torchvision_resnet_fpn.check_positive_int('max_detections', max_detections)
         entry = pretrained.weights_entry(type(self), pretrained_model)
         n_built, n_point_built = _layout(entry, pretrained_model, n_fg_class, n_point)
-        # NOTE: make_heads runs inside the box part's constructor, before Link's own
-        # attributes exist; the keypoint count reaches it past Link.__setattr__.
-        object.__setattr__(self, '_n_point_built', n_point_built)
+        super().__init__()
+        self._n_point_built = n_point_built  # the keypoint head's, for make_heads
+        self.max_detections = max_detections
         if bn_eps is None:
-            bn_eps = torchvision_fpn.PRETRAINED_BN_EPS if pretrained_model else 1e-5
+            bn_eps = self.pretrained_bn_eps if pretrained_model else 1e-5
         # NOTE: the box part is built without weights (its 'coco' entry would add COCO's
         # ten unused classes); they load below, into both heads
-        super().__init__(n_built, None, bn_eps=bn_eps, **kwargs)
-        self.max_detections = max_detections
+        torchvision_fpn.build(self, n_built, None, min_size=min_size, max_size=max_size,
+                              trainable_backbone_layers=trainable_backbone_layers,
+                              bn_eps=bn_eps)
         pretrained.load_pretrained(self, pretrained_model, n_fg_class, n_built, entry,
                                    self.reset_head, source=source)
         if entry is not None:
@@ -102,10 +122,33 @@ class KeypointRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
     def make_heads(self, n_class):
         """Build the box head for ``n_class`` classes (background included) and the
         keypoint head."""
-        super().make_heads(n_class)
         with self.init_scope():
+            self.head = torchvision_box_head.TorchvisionBoxHead(n_class,
+                                                                torchvision_fpn.FPN_SCALES)
             self.keypoint_head = keypoint_head.KeypointHead(self._n_point_built,
                                                             torchvision_fpn.FPN_SCALES)
+
+    @property
+    def n_fg_class(self):
+        """Classes the labels take (the box head also scores the background)."""
+        return torchvision_fpn.n_fg_class(self)
+
+    def prepare(self, img):
+        """(3, H, W) RGB in [0, 255] -> normalised and resized (3, H', W') float32."""
+        return torchvision_transform.prepare_image(img, self.min_size, self.max_size)
+
+    def pad_batch(self, prepared):
+        """Prepared images -> (B, 3, H, W) NumPy batch, zero-padded to multiples of 32."""
+        return torchvision_transform.pad_batch(prepared, self.pad_stride)
+
+    def features(self, x):
+        """The FPN's maps of a prepared batch (the box part's)."""
+        return torchvision_fpn.features(self, x)
+
+    def reset_head(self, n_fg_class):
+        """Re-make ``head/loc`` and ``head/conf`` for ``n_fg_class`` classes (the label
+        names are dropped)."""
+        torchvision_fpn.reset_head(self, n_fg_class)
 
     @property
     def n_point(self):
@@ -120,6 +163,14 @@ class KeypointRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
         self.keypoint_head.to_device(self.device)
         self.point_names = None
 
+    def training_recipe(self, **hyper):
+        """How this model trains: torchvision's reference recipe
+        (:func:`~cvzoo.models.keypoint_detection.training_recipe.
+        keypoint_rcnn_training_recipe`)."""
+        from cvzoo.models.keypoint_detection import training_recipe
+
+        return training_recipe.keypoint_rcnn_training_recipe(self, **hyper)
+
     def detect_points(self, x, sizes, prepared):
         """Per image ``(bboxes, points, point_scores, labels, scores)`` of the batch
         ``x``: the box part's detections and their keypoints (host arrays), boxes and
@@ -127,10 +178,7 @@ class KeypointRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
         ``resize_keypoints``)."""
         resized = [img.shape[1:] for img in prepared]
         hs = self.features(x)
-        _, _, rois, roi_indices, _ = self.rpn(hs, x.shape[2:], resized)
-        locs, confs = self.head(hs, rois, roi_indices)
-        candidates = self.decode((locs, confs, rois, roi_indices), resized)
-        bboxes, labels, scores = self.suppress(*candidates, len(sizes))
+        bboxes, labels, scores = torchvision_fpn.detections(self, hs, x.shape[2:], resized)
         points, point_scores = self.locate_points(hs, bboxes)
         ratios = [numpy.asarray(size, numpy.float32) / numpy.asarray(inner, numpy.float32)
                   for size, inner in zip(sizes, resized)]
@@ -171,7 +219,7 @@ class KeypointRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
                 the file lacks (all named).
         """
         if source not in ('torchvision', 'torch'):
-            return super().convert_weights(raw, source)
+            return torchvision_fpn.convert_weights(self, raw, source)
         expected = set(dictionary.state_arrays(self)) - {'n_unused_class'}
         point_raw = {key: value for key, value in raw.items()
                      if key.startswith(_KEYPOINT_PREFIXES)}

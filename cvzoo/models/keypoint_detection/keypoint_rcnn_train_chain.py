@@ -19,8 +19,7 @@ import numpy
 import cvzoo.core.functions as F
 from cvzoo.core import backend
 from cvzoo.core.training import reporter
-from cvzoo.models.detection.faster_rcnn import torchvision_train_chain
-from cvzoo.models.instance_segmentation.mask_rcnn import mask_rcnn_train_chain
+from cvzoo.models.detection.faster_rcnn import roi_branch, torchvision_train_chain
 
 
 def keypoint_targets(point, visible, roi, size):
@@ -106,16 +105,14 @@ class KeypointRCNNTrainChain(torchvision_train_chain.FasterRCNNResNet50FPNTrainC
             Variable: the 0-d loss.
         """
         model, xp = self.model, self.xp
-        fg = samples['gt_roi_label'] > 0
-        roi = samples['sample_roi'][fg].astype(numpy.float32, copy=False)
-        roi_index = samples['sample_index'][fg].astype(numpy.int32)
+        roi, roi_index, _ = roi_branch.foreground_samples(samples)
         if len(roi) == 0:
             # NOTE: as torchvision, a loss of 0 that keeps the head in the graph
             heatmap = model.keypoint_head(samples['hs'],
                                           xp.asarray([[0, 0, 1, 1]], numpy.float32),
                                           xp.zeros(1, numpy.int32))
             return 0 * F.sum(heatmap)
-        gt_index = mask_rcnn_train_chain._best_ground_truth(roi, roi_index, samples['bboxes'])
+        gt_index = roi_branch.best_ground_truth(roi, roi_index, samples['bboxes'])
         size = model.keypoint_head.heatmap_size
         target = keypoint_targets(point[gt_index], visible[gt_index], roi, size)
         roi, roi_index, target = (backend.to_device(array, self.device)

@@ -23,12 +23,14 @@ import cvzoo.core.links as L
 from cvzoo import errors
 from cvzoo.core import backend
 from cvzoo.core.serializers import dictionary
-from cvzoo.models.detection import detector
-from cvzoo.models.detection import box_coding
+from cvzoo.models.detection import box_coding, detector
 from cvzoo.transforms.image import resize
 
 FASTER_RCNN_PRESETS = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.3},
                        'evaluate': {'score_thresh': 0.05, 'nms_thresh': 0.3}}
+# the head's offsets are ``loc * std + mean`` in (dx, dy, dw, dh)
+LOC_NORMALIZE_MEAN = (0.0, 0.0, 0.0, 0.0)
+LOC_NORMALIZE_STD = (0.1, 0.1, 0.2, 0.2)
 
 
 class FasterRCNN(L.Chain, detector.Detector):
@@ -63,8 +65,7 @@ class FasterRCNN(L.Chain, detector.Detector):
     label_names = None
 
     def __init__(self, extractor, rpn, head, mean, *, min_size=600, max_size=1000,
-                 loc_normalize_mean=(0.0, 0.0, 0.0, 0.0),
-                 loc_normalize_std=(0.1, 0.1, 0.2, 0.2)):
+                 loc_normalize_mean=LOC_NORMALIZE_MEAN, loc_normalize_std=LOC_NORMALIZE_STD):
         super().__init__()
         with self.init_scope():
             self.extractor = extractor
@@ -84,20 +85,11 @@ class FasterRCNN(L.Chain, detector.Detector):
     def forward(self, x, scales=None):
         """(B, 3, H, W) -> ``roi_cls_locs`` (R, n_class * 4), ``roi_scores`` (R, n_class)
         Variables, ``rois`` (R, 4) and ``roi_indices`` (R,) arrays."""
-        img_size = x.shape[2:]
-        h = self.extractor(x)
-        _, _, rois, roi_indices, _ = self.rpn(h, img_size, scales)
-        roi_cls_locs, roi_scores = self.head(h, rois, roi_indices)
-        return roi_cls_locs, roi_scores, rois, roi_indices
+        return run_heads(self, self.extractor(x), x.shape[2:], scales)
 
     def resize_scale(self, size):
-        """The factor prepare() resizes an image of ``size`` (H, W) by: its shorter side to
-        ``min_size``, unless the longer side would pass ``max_size``."""
-        H, W = size
-        scale = self.min_size / min(H, W)
-        if scale * max(H, W) > self.max_size:
-            scale = self.max_size / max(H, W)
-        return scale
+        """The factor prepare() resizes an image of ``size`` (H, W) by (:func:`resize_scale`)."""
+        return resize_scale(self, size)
 
     def input_scales(self, sizes, prepared):
         """Per image, input pixels per image pixel, the factor decode() divides RoIs by.
@@ -110,11 +102,7 @@ class FasterRCNN(L.Chain, detector.Detector):
 
     def prepare(self, img):
         """(3, H, W) RGB in [0, 255] -> resized (see the module docstring), mean subtracted."""
-        _, H, W = img.shape
-        scale = self.resize_scale((H, W))
-        size = (max(int(H * scale), 1), max(int(W * scale), 1))
-        img = resize.resize(img.astype(numpy.float32, copy=False), size)
-        return img - self.mean
+        return prepare(self, img)
 
     def predict(self, imgs, batchsize=8, runtime='cvzoo'):
         """Detect objects in each image; see :meth:`Detector.predict` for the arrays.
@@ -126,16 +114,8 @@ class FasterRCNN(L.Chain, detector.Detector):
         return super().predict(imgs, batchsize if self.pad_stride else 1, runtime)
 
     def pad_batch(self, prepared):
-        """Prepared images -> (B, 3, H, W) NumPy batch, zero-padded at the bottom and right
-        to multiples of ``pad_stride`` (no padding without one: images alike in size)."""
-        if not self.pad_stride:
-            return numpy.stack(prepared)
-        size = numpy.max([x.shape[1:] for x in prepared], axis=0)
-        size = -(-size // self.pad_stride) * self.pad_stride
-        x = numpy.zeros((len(prepared), 3, size[0], size[1]), numpy.float32)
-        for i, img in enumerate(prepared):  # NOTE: a copy per image of the batch
-            x[i, :, :img.shape[1], :img.shape[2]] = img
-        return x
+        """Prepared images -> (B, 3, H, W) NumPy batch (:func:`pad_batch`)."""
+        return pad_batch(self, prepared)
 
     def detect(self, x, sizes, prepared):
         """Candidate per-class boxes and scores of the batch ``x`` (see :meth:`decode`):
@@ -150,18 +130,7 @@ class FasterRCNN(L.Chain, detector.Detector):
             tuple: ``bbox`` (B, N, n_fg_class, 4) clipped to each image and ``score``
             (B, N, n_fg_class), N the most RoIs of an image (missing ones score 0).
         """
-        roi_cls_locs, roi_scores, rois, roi_indices = outputs
-        xp = backend.get_array_module(rois)
-        n_class = self.head.n_class
-        std = xp.asarray(self.loc_normalize_std, numpy.float32)
-        mean = xp.asarray(self.loc_normalize_mean, numpy.float32)
-        loc = roi_cls_locs.array.reshape(-1, n_class, 4) * std + mean
-        roi = rois / xp.asarray(scales, numpy.float32)[roi_indices][:, None]
-        bbox = box_coding.decode(roi[:, None, :], loc, exp_clip=self.exp_clip)[:, 1:]
-        limits = xp.asarray([[W, H, W, H] for H, W in sizes], numpy.float32)
-        bbox = xp.clip(bbox, 0, limits[roi_indices][:, None, :])
-        prob = F.softmax(roi_scores, axis=1).array[:, 1:]
-        return _pad_per_image(xp, roi_indices, len(sizes), bbox, prob)
+        return decode(self, outputs, sizes, scales)
 
     def training_recipe(self, **hyper):
         """How this detector trains: a ``TrainingRecipe``, ``faster_rcnn_vgg16_training_recipe`` of
@@ -171,14 +140,94 @@ class FasterRCNN(L.Chain, detector.Detector):
 
     def reset_head(self, n_fg_class):
         """Re-make the head's class-dependent layers for ``n_fg_class`` classes."""
-        if not isinstance(n_fg_class, int) or isinstance(n_fg_class, bool) or n_fg_class < 1:
-            raise ValueError(f'n_fg_class: expected an int >= 1, got {n_fg_class!r}')
-        self.head.reset_classes(n_fg_class + 1)
-        self.head.to_device(self.device)
-        self.label_names = None
+        reset_head(self, n_fg_class)
 
     # this model's parameters and persistent arrays, {path without '/': NumPy}
     state_arrays = dictionary.state_arrays
+
+
+# The rules of ChainerCV's two-stage R-CNNs, as functions of a ``model`` that has the
+# parts (``extractor``, ``rpn``, ``head``) and the settings of :class:`FasterRCNN`
+# (``mean``, ``min_size``, ``max_size``, ``pad_stride``, ``exp_clip``,
+# ``loc_normalize_mean``, ``loc_normalize_std`` and the thresholds): FasterRCNN calls
+# them, and so do the models that hold the same parts with a further head (Mask R-CNN).
+
+def run_heads(model, features, img_size, scales):
+    """The RPN and the box head on ``features`` of a batch of ``img_size`` (H, W):
+    ``roi_cls_locs`` (R, n_class * 4), ``roi_scores`` (R, n_class) Variables, ``rois``
+    (R, 4) and ``roi_indices`` (R,) arrays."""
+    _, _, rois, roi_indices, _ = model.rpn(features, img_size, scales)
+    roi_cls_locs, roi_scores = model.head(features, rois, roi_indices)
+    return roi_cls_locs, roi_scores, rois, roi_indices
+
+
+def detections(model, features, img_size, sizes, scales):
+    """Per image ``(bboxes, labels, scores)`` (host arrays, boxes in image pixels) of a
+    batch's ``features``: the heads (:func:`run_heads`), :func:`decode` and the
+    detector's suppression (:func:`~cvzoo.models.detection.detector.suppress`)."""
+    outputs = run_heads(model, features, img_size, scales)
+    bbox, score = decode(model, outputs, sizes, scales)
+    return detector.suppress(model, bbox, score, sizes)
+
+
+def resize_scale(model, size):
+    """The factor an image of ``size`` (H, W) is resized by: its shorter side to
+    ``model.min_size``, unless the longer side would pass ``model.max_size``."""
+    H, W = size
+    scale = model.min_size / min(H, W)
+    if scale * max(H, W) > model.max_size:
+        scale = model.max_size / max(H, W)
+    return scale
+
+
+def prepare(model, img):
+    """(3, H, W) RGB in [0, 255] -> resized by :func:`resize_scale`, ``model.mean``
+    subtracted."""
+    _, H, W = img.shape
+    scale = resize_scale(model, (H, W))
+    size = (max(int(H * scale), 1), max(int(W * scale), 1))
+    img = resize.resize(img.astype(numpy.float32, copy=False), size)
+    return img - model.mean
+
+
+def pad_batch(model, prepared):
+    """Prepared images -> (B, 3, H, W) NumPy batch, zero-padded at the bottom and right
+    to multiples of ``model.pad_stride`` (no padding without one: images alike in size)."""
+    if not model.pad_stride:
+        return numpy.stack(prepared)
+    size = numpy.max([x.shape[1:] for x in prepared], axis=0)
+    size = -(-size // model.pad_stride) * model.pad_stride
+    x = numpy.zeros((len(prepared), 3, size[0], size[1]), numpy.float32)
+    for i, img in enumerate(prepared):  # NOTE: a copy per image of the batch
+        x[i, :, :img.shape[1], :img.shape[2]] = img
+    return x
+
+
+def decode(model, outputs, sizes, scales):
+    """Per-class boxes in image pixels and class scores of a batch, on the device
+    (:meth:`FasterRCNN.decode`)."""
+    roi_cls_locs, roi_scores, rois, roi_indices = outputs
+    xp = backend.get_array_module(rois)
+    n_class = model.head.n_class
+    std = xp.asarray(model.loc_normalize_std, numpy.float32)
+    mean = xp.asarray(model.loc_normalize_mean, numpy.float32)
+    loc = roi_cls_locs.array.reshape(-1, n_class, 4) * std + mean
+    roi = rois / xp.asarray(scales, numpy.float32)[roi_indices][:, None]
+    bbox = box_coding.decode(roi[:, None, :], loc, exp_clip=model.exp_clip)[:, 1:]
+    limits = xp.asarray([[W, H, W, H] for H, W in sizes], numpy.float32)
+    bbox = xp.clip(bbox, 0, limits[roi_indices][:, None, :])
+    prob = F.softmax(roi_scores, axis=1).array[:, 1:]
+    return _pad_per_image(xp, roi_indices, len(sizes), bbox, prob)
+
+
+def reset_head(model, n_fg_class):
+    """Re-make ``model.head``'s class-dependent layers for ``n_fg_class`` classes (the
+    label names are dropped)."""
+    if not isinstance(n_fg_class, int) or isinstance(n_fg_class, bool) or n_fg_class < 1:
+        raise ValueError(f'n_fg_class: expected an int >= 1, got {n_fg_class!r}')
+    model.head.reset_classes(n_fg_class + 1)
+    model.head.to_device(model.device)
+    model.label_names = None
 
 
 def _pad_per_image(xp, roi_indices, n_image, bbox, prob):

@@ -111,33 +111,10 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
 
     def __init__(self, n_fg_class=None, pretrained_model=None, *, min_size=800, max_size=1333,
                  trainable_backbone_layers=3, bn_eps=None, source=None):
-        torchvision_resnet_fpn.check_positive_int('n_fg_class', n_fg_class, optional=True)
-        if trainable_backbone_layers not in range(6):
-            raise ValueError(f'trainable_backbone_layers: expected an int in 0 ... 5, got '
-                             f'{trainable_backbone_layers!r}')
-        entry, n_built = pretrained.settle_n_class(self, pretrained_model, n_fg_class, 80)
-        n_unused_class = 0
-        if entry is not None:
-            n_unused_class = torchvision_names.N_COCO_UNUSED_CLASS
-        elif pretrained_model:
-            layout = _file_layout(pretrained_model)
-            if layout is not None:
-                n_built, n_unused_class = layout
         super().__init__()
-        with self.init_scope():
-            self.extractor = fpn.FPN(torchvision_resnet_fpn.make_resnet50_base(
-                bool(pretrained_model), ('res2', 'res3', 'res4', 'res5')),
-                (256, 512, 1024, 2048), FPN_SCALES, bn_eps=self.fpn_bn_eps)
-            self.rpn = torchvision_rpn.TorchvisionRPN(conv_depth=self.rpn_conv_depth)
-        self.make_heads(n_built + 1 + n_unused_class)
-        self.add_persistent('n_unused_class', n_unused_class)
-        self.min_size, self.max_size = min_size, max_size
-        self.use_preset('visualize')
-        self.set_bn_eps((self.pretrained_bn_eps if pretrained_model else 1e-5)
-                        if bn_eps is None else bn_eps)
-        pretrained.load_pretrained(self, pretrained_model, n_fg_class, n_built, entry,
-                                   self.reset_head, source=source)
-        self.freeze(trainable_backbone_layers)
+        build(self, n_fg_class, pretrained_model, min_size=min_size, max_size=max_size,
+              trainable_backbone_layers=trainable_backbone_layers, bn_eps=bn_eps,
+              source=source)
 
     def make_box_head(self, n_class):
         """The box head (``head``) for ``n_class`` classes; v1's is ``TwoMLPHead``."""
@@ -152,16 +129,12 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
     @property
     def n_fg_class(self):
         """Classes the labels take (the head also scores the background and unused ones)."""
-        return self.head.n_class - 1 - int(self.n_unused_class)
+        return n_fg_class(self)
 
     def reset_head(self, n_fg_class):
         """Re-make ``head/loc`` and ``head/conf`` for ``n_fg_class`` classes (no unused
         classes; the label names are dropped)."""
-        torchvision_resnet_fpn.check_positive_int('n_fg_class', n_fg_class)
-        self.head.reset_classes(n_fg_class + 1)
-        self.head.to_device(self.device)
-        self.n_unused_class = 0
-        self.label_names = None
+        reset_head(self, n_fg_class)
 
     def training_recipe(self, **hyper):
         """How this detector trains: a ``TrainingRecipe``,
@@ -171,13 +144,9 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
         return training_recipe.torchvision_faster_rcnn_training_recipe(self, **hyper)
 
     def features(self, x):
-        """(B, 3, H, W) prepared batch, H and W multiples of 32 -> P2 ... P6 Variables.
-
-        The ResNet runs in test mode also while training (its BN frozen, torchvision's
-        FrozenBatchNorm2d); the FPN in the current mode (v2's FPN has BN that trains)."""
-        with config.using_config('train', False):
-            hs = self.extractor.base(x)
-        return self.extractor.pyramid(hs)
+        """(B, 3, H, W) prepared batch, H and W multiples of 32 -> P2 ... P6 Variables
+        (:func:`features`)."""
+        return features(self, x)
 
     def forward(self, x, sizes=None):
         """Head outputs of a prepared batch.
@@ -192,10 +161,7 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
             (R, 4) and ``roi_indices`` (R,) arrays (the RPN's proposals).
         """
         sizes = [tuple(x.shape[2:])] * len(x) if sizes is None else sizes
-        hs = self.features(x)
-        _, _, rois, roi_indices, _ = self.rpn(hs, x.shape[2:], sizes)
-        locs, confs = self.head(hs, rois, roi_indices)
-        return locs, confs, rois, roi_indices
+        return run_heads(self, self.features(x), x.shape[2:], sizes)
 
     def decode(self, outputs, sizes):
         """Per-class boxes and scores of every RoI of a batch, on the device.
@@ -209,16 +175,7 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
             (R, n_fg_class) softmax probabilities over all the head's classes (the
             background's and unused classes' columns dropped), ``roi_indices`` (R,).
         """
-        locs, confs, rois, roi_indices = outputs
-        xp = self.xp
-        labels = slice(1, 1 + self.n_fg_class)
-        loc = locs.array.reshape(len(rois), self.head.n_class, 4)[:, labels]
-        bbox = box_coding.decode(rois[:, None, :], loc, BOX_CODER_WEIGHTS,
-                                 exp_clip=box_coding.EXP_CLIP)
-        limits = xp.asarray([[W, H, W, H] for H, W in sizes], numpy.float32)
-        bbox = xp.clip(bbox, 0, limits[roi_indices][:, None, :])
-        score = F.softmax(confs, axis=1).array[:, labels]
-        return bbox, score, roi_indices
+        return decode(self, outputs, sizes)
 
     def suppress(self, bbox, score, roi_indices, n_image):
         """Threshold, small-box removal, per-image and per-class NMS and the
@@ -229,34 +186,147 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
             boxes in the resized image's pixels, (R,) int32 labels, (R,) float32 scores
             by decreasing score.
         """
-        xp = self.xp
-        large = ((bbox[..., 2:] - bbox[..., :2]) >= self.min_bbox_size).all(axis=-1)
-        roi, label = xp.nonzero((score > self.score_thresh) & large)
-        bbox, score = bbox[roi, label], score[roi, label]
-        image_index = roi_indices[roi]
-        return detector.per_image_detections(image_index, bbox, score, label, n_image,
-                                             self.n_fg_class, self.nms_thresh,
-                                             self.max_detections)
+        return suppress(self, bbox, score, roi_indices, n_image)
 
     def convert_weights(self, raw, source):
-        """The zoo's conversion hook: torchvision names (``'torchvision'``/``'torch'``)
-        or cvzoo's; a 91-class torchvision predictor is reordered (see ``n_unused_class``).
+        """The zoo's conversion hook (:func:`convert_weights`)."""
+        return convert_weights(self, raw, source)
 
-        Raises:
-            ValueError: another source.
-            cvzoo.errors.WeightLoadError: file keys with no counterpart and model keys
-                the file lacks (all named).
-        """
-        if source in ('torchvision', 'torch'):
-            expected = set(dictionary.state_arrays(self)) - {'n_unused_class'}
-            arrays, n_unused_class = torchvision_names.convert_torchvision(
-                raw, expected, source, map_key=self.map_torchvision_key)
-            arrays['n_unused_class'] = numpy.asarray(n_unused_class)
-            return arrays
-        if source == 'cvzoo':
-            return {key.removeprefix('/'): value for key, value in raw.items()}
-        raise ValueError(f"source: expected 'torchvision', 'torch' or 'cvzoo' for Faster "
-                         f'R-CNN FPN weights, got {source!r}')
+
+# The rules of torchvision's ResNet-50 FPN R-CNNs, as functions of a ``model`` Chain that
+# holds their parts (``extractor``, ``rpn``, ``head``) and settings (the class attributes
+# of :class:`FasterRCNNResNet50FPN`: ``fpn_bn_eps``, ``rpn_conv_depth``,
+# ``pretrained_bn_eps``, ``map_torchvision_key``, ``make_heads``, ``min_bbox_size``,
+# ``max_detections`` and the thresholds): FasterRCNNResNet50FPN calls them, and so do
+# the models that hold the same parts with a further head (Mask and Keypoint R-CNN).
+
+def build(model, n_fg_class=None, pretrained_model=None, *, min_size=800, max_size=1333,
+          trainable_backbone_layers=3, bn_eps=None, source=None):
+    """Give the Chain ``model`` its parts, settings and weights (the arguments of
+    :class:`FasterRCNNResNet50FPN`): the FPN on a ResNet-50, the RPN, the heads of
+    ``model.make_heads(n_class)`` (the background and unused classes included), the BN
+    epsilon, the weights and the frozen backbone layers.
+
+    Raises:
+        ValueError: ``n_fg_class`` or ``trainable_backbone_layers`` out of range (named).
+    """
+    torchvision_resnet_fpn.check_positive_int('n_fg_class', n_fg_class, optional=True)
+    if trainable_backbone_layers not in range(6):
+        raise ValueError(f'trainable_backbone_layers: expected an int in 0 ... 5, got '
+                         f'{trainable_backbone_layers!r}')
+    entry, n_built = pretrained.settle_n_class(model, pretrained_model, n_fg_class, 80)
+    n_unused_class = 0
+    if entry is not None:
+        n_unused_class = torchvision_names.N_COCO_UNUSED_CLASS
+    elif pretrained_model:
+        layout = _file_layout(pretrained_model)
+        if layout is not None:
+            n_built, n_unused_class = layout
+    with model.init_scope():
+        model.extractor = fpn.FPN(torchvision_resnet_fpn.make_resnet50_base(
+            bool(pretrained_model), ('res2', 'res3', 'res4', 'res5')),
+            (256, 512, 1024, 2048), FPN_SCALES, bn_eps=model.fpn_bn_eps)
+        model.rpn = torchvision_rpn.TorchvisionRPN(conv_depth=model.rpn_conv_depth)
+    model.make_heads(n_built + 1 + n_unused_class)
+    model.add_persistent('n_unused_class', n_unused_class)
+    model.min_size, model.max_size = min_size, max_size
+    model.use_preset('visualize')
+    torchvision_resnet_fpn.set_bn_eps(model.extractor.base, (
+        model.pretrained_bn_eps if pretrained_model else 1e-5) if bn_eps is None else bn_eps)
+    pretrained.load_pretrained(model, pretrained_model, n_fg_class, n_built, entry,
+                               model.reset_head, source=source)
+    torchvision_resnet_fpn.freeze(model.extractor.base, trainable_backbone_layers)
+
+
+def n_fg_class(model):
+    """Classes the labels take (the head also scores the background and unused ones)."""
+    return model.head.n_class - 1 - int(model.n_unused_class)
+
+
+def reset_head(model, n_fg_class):
+    """Re-make ``head/loc`` and ``head/conf`` for ``n_fg_class`` classes (no unused
+    classes; the label names are dropped)."""
+    torchvision_resnet_fpn.check_positive_int('n_fg_class', n_fg_class)
+    model.head.reset_classes(n_fg_class + 1)
+    model.head.to_device(model.device)
+    model.n_unused_class = 0
+    model.label_names = None
+
+
+def features(model, x):
+    """(B, 3, H, W) prepared batch, H and W multiples of 32 -> P2 ... P6 Variables.
+
+    The ResNet runs in test mode also while training (its BN frozen, torchvision's
+    FrozenBatchNorm2d); the FPN in the current mode (v2's FPN has BN that trains)."""
+    with config.using_config('train', False):
+        hs = model.extractor.base(x)
+    return model.extractor.pyramid(hs)
+
+
+def run_heads(model, hs, img_size, sizes):
+    """The RPN and the box head on the FPN's maps ``hs`` of a batch of ``img_size``
+    (H, W), its images of ``sizes`` before padding: ``locs``, ``confs``, ``rois`` and
+    ``roi_indices`` (what :meth:`FasterRCNNResNet50FPN.forward` returns)."""
+    _, _, rois, roi_indices, _ = model.rpn(hs, img_size, sizes)
+    locs, confs = model.head(hs, rois, roi_indices)
+    return locs, confs, rois, roi_indices
+
+
+def detections(model, hs, img_size, sizes):
+    """Per image ``(bboxes, labels, scores)`` (host arrays, boxes in the resized images'
+    pixels) of the FPN's maps ``hs``: :func:`run_heads`, :func:`decode` and
+    :func:`suppress`."""
+    outputs = run_heads(model, hs, img_size, sizes)
+    return suppress(model, *decode(model, outputs, sizes), len(sizes))
+
+
+def decode(model, outputs, sizes):
+    """Per-class boxes and scores of every RoI of a batch, on the device
+    (:meth:`FasterRCNNResNet50FPN.decode`)."""
+    locs, confs, rois, roi_indices = outputs
+    xp = model.xp
+    labels = slice(1, 1 + model.n_fg_class)
+    loc = locs.array.reshape(len(rois), model.head.n_class, 4)[:, labels]
+    bbox = box_coding.decode(rois[:, None, :], loc, BOX_CODER_WEIGHTS,
+                             exp_clip=box_coding.EXP_CLIP)
+    limits = xp.asarray([[W, H, W, H] for H, W in sizes], numpy.float32)
+    bbox = xp.clip(bbox, 0, limits[roi_indices][:, None, :])
+    score = F.softmax(confs, axis=1).array[:, labels]
+    return bbox, score, roi_indices
+
+
+def suppress(model, bbox, score, roi_indices, n_image):
+    """Threshold, small-box removal, per-image and per-class NMS and the
+    ``max_detections`` best of each image (:meth:`FasterRCNNResNet50FPN.suppress`)."""
+    xp = model.xp
+    large = ((bbox[..., 2:] - bbox[..., :2]) >= model.min_bbox_size).all(axis=-1)
+    roi, label = xp.nonzero((score > model.score_thresh) & large)
+    bbox, score = bbox[roi, label], score[roi, label]
+    image_index = roi_indices[roi]
+    return detector.per_image_detections(image_index, bbox, score, label, n_image,
+                                         model.n_fg_class, model.nms_thresh,
+                                         model.max_detections)
+
+
+def convert_weights(model, raw, source):
+    """The zoo's conversion hook: torchvision names (``'torchvision'``/``'torch'``)
+    or cvzoo's; a 91-class torchvision predictor is reordered (see ``n_unused_class``).
+
+    Raises:
+        ValueError: another source.
+        cvzoo.errors.WeightLoadError: file keys with no counterpart and model keys
+            the file lacks (all named).
+    """
+    if source in ('torchvision', 'torch'):
+        expected = set(dictionary.state_arrays(model)) - {'n_unused_class'}
+        arrays, n_unused_class = torchvision_names.convert_torchvision(
+            raw, expected, source, map_key=model.map_torchvision_key)
+        arrays['n_unused_class'] = numpy.asarray(n_unused_class)
+        return arrays
+    if source == 'cvzoo':
+        return {key.removeprefix('/'): value for key, value in raw.items()}
+    raise ValueError(f"source: expected 'torchvision', 'torch' or 'cvzoo' for Faster "
+                     f'R-CNN FPN weights, got {source!r}')
 
 
 def _file_layout(path):

@@ -104,6 +104,14 @@ class FCIS(L.Chain, instance_segmenter.InstanceSegmenter):
         images run one at a time at their own size, whatever ``batchsize``."""
         return super().predict(imgs, 1)
 
+    def training_recipe(self, **hyper):
+        """How FCIS trains: ChainerCV's recipe
+        (:func:`~cvzoo.models.instance_segmentation.fcis.training_recipe.
+        fcis_training_recipe`)."""
+        from cvzoo.models.instance_segmentation.fcis import training_recipe
+
+        return training_recipe.fcis_training_recipe(self, **hyper)
+
     def segment(self, x, sizes, prepared):
         """Merged mask probabilities, boxes, labels and scores of a one-image batch."""
         (H, W), = sizes

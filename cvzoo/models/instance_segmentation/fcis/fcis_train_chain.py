@@ -91,10 +91,15 @@ class FCISTrainChain(L.Chain):
         self.binary_thresh = binary_thresh
 
     def forward(self, imgs, bboxes, labels, masks, scales=None):
-        """Loss of a one-image batch.
+        """Loss of a one-image batch, or the mean loss of a list of images.
+
+        A list of (3, H, W) images (each at its own size, as ``convert.field_lists``
+        gives them) runs one image at a time; the losses are averaged over the images
+        (as ChainerCV's multi-GPU training averages one image per GPU).
 
         Args:
-            imgs (array): (1, 3, H, W) float32 prepared image.
+            imgs (array or list of array): (1, 3, H, W) float32 prepared image, or a list
+                of (3, H, W) ones (with one entry per image in the other arguments).
             bboxes (list of array): one (R, 4) float32 array of boxes in ``imgs``' pixels,
                 x first, R >= 1.
             labels (list of array): one (R,) int32 array of labels in [0, n_fg_class).
@@ -106,8 +111,21 @@ class FCISTrainChain(L.Chain):
             Variable: the 0-d loss.
 
         Raises:
-            ValueError: a batch of more than one image, or masks not (R, H, W).
+            ValueError: an array of more than one image, or masks not (R, H, W).
         """
+        if not isinstance(imgs, (list, tuple)):
+            return self._report(self.image_losses(imgs, bboxes, labels, masks, scales))
+        scales = [None] * len(imgs) if scales is None else scales
+        per_image = [self.image_losses(img[None], [bbox], [label], [mask],
+                                       None if scale is None else [scale])
+                     for img, bbox, label, mask, scale in zip(imgs, bboxes, labels, masks,
+                                                              scales)]
+        return self._report({name: sum(losses[name] for losses in per_image) / len(per_image)
+                             for name in per_image[0]})
+
+    def image_losses(self, imgs, bboxes, labels, masks, scales=None):
+        """The losses ``{name: Variable}`` of a one-image batch (arguments as
+        :meth:`forward`'s for one image), unreported."""
         model = self.model
         if len(imgs) != 1 or not len(bboxes) == len(labels) == len(masks) == 1:
             raise ValueError(f'imgs, bboxes, labels, masks: FCIS trains one image at a time, '
@@ -141,14 +159,14 @@ class FCISTrainChain(L.Chain):
         fg_loc = F.get_item(locs, (model.xp.arange(len(sample_roi)),
                                    (gt_roi_label > 0).astype(numpy.int32)))
         size = model.head.roi_size
-        return self._report({
+        return {
             'rpn_loc': train_chain._loc_loss(F.reshape(rpn_locs, (-1, 4)), gt_rpn_loc,
                                              rpn_weight, self.rpn_sigma),
             'rpn_cls': F.softmax_cross_entropy(F.reshape(rpn_scores, (-1, 2)), gt_rpn_label),
             'roi_loc': train_chain._loc_loss(fg_loc, gt_roi_loc, roi_weight, self.roi_sigma),
             'roi_cls': F.softmax_cross_entropy(cls_scores, gt_roi_label),
             'roi_mask': F.softmax_cross_entropy(seg_scores, gt_roi_mask, normalize=False)
-            * (10.0 / size / size)})
+            * (10.0 / size / size)}
 
     def _mask_targets(self, sample_roi, gt_roi_label, bbox, mask):
         """(S, M, M) int32 targets: fg RoIs' cut masks, -1 (ignored) for bg RoIs."""

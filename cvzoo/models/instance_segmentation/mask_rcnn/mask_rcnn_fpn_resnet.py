@@ -1,8 +1,8 @@
 """MaskRCNNFPNResNet50 and MaskRCNNFPNResNet101 (He et al., "Mask R-CNN", ICCV 2017) with
 ChainerCV's names, settings and COCO weights.
 
-The box part is ChainerCV's Faster R-CNN FPN
-(:class:`~cvzoo.models.detection.faster_rcnn.fpn.faster_rcnn_fpn_resnet.FasterRCNNFPNResNet`:
+The box part is ChainerCV's Faster R-CNN FPN, its parts and functions
+(:mod:`~cvzoo.models.detection.faster_rcnn.fpn.faster_rcnn_fpn_resnet`:
 ResNet 'he' backbone, mean (123.15, 115.90, 103.06) without std, shorter side 800 and
 longer at most 1333, inputs padded to multiples of 32). Its detections (per class at or
 above ``score_thresh``, NMS at ``nms_thresh``, no cap on their number) are scaled to the
@@ -14,19 +14,30 @@ Differences from ChainerCV: Pillow's bilinear resize of the input (the weights w
 trained with OpenCV's), instances sorted by decreasing score instead of by class.
 """
 
+import typing
+
 import numpy
 
+import cvzoo.core.links as L
+from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_instance_segmentation_label_names
 from cvzoo.models import zoo
-from cvzoo.models.detection.faster_rcnn import faster_rcnn_vgg
+from cvzoo.models.detection import box_coding
+from cvzoo.models.detection.faster_rcnn import faster_rcnn, faster_rcnn_vgg
 from cvzoo.models.detection.faster_rcnn.fpn import faster_rcnn_fpn_resnet as fpn_resnet
 from cvzoo.models.instance_segmentation import instance_segmenter
 from cvzoo.models.instance_segmentation.mask_rcnn import mask_head
 from cvzoo.models.weights import pretrained
 
 
-class MaskRCNNFPNResNet(fpn_resnet.FasterRCNNFPNResNet, instance_segmenter.InstanceSegmenter):
+class MaskRCNNFPNResNet(L.Chain, instance_segmenter.InstanceSegmenter):
     """Mask R-CNN with FPN on a ResNet; see the module docstring.
+
+    The parts of ChainerCV's Faster R-CNN FPN (``extractor``, ``rpn``, ``head``:
+    :func:`~cvzoo.models.detection.faster_rcnn.fpn.faster_rcnn_fpn_resnet.make_parts`)
+    and ``mask_head``; the boxes are found by Faster R-CNN's functions
+    (:func:`~cvzoo.models.detection.faster_rcnn.faster_rcnn.detections`), with its
+    settings below.
 
     Args:
         n_layer (int): 50 or 101.
@@ -37,26 +48,74 @@ class MaskRCNNFPNResNet(fpn_resnet.FasterRCNNFPNResNet, instance_segmenter.Insta
             a local file (cvzoo or ChainerCV .npz) or None for random weights.
         min_size, max_size (int): the resize rule (800 and 1333).
         source (str or None): names of a local file: 'cvzoo' (default) or 'chainercv'.
+
+    Attributes:
+        label_names (tuple of str or None): class names of the loaded weights.
+        box_convention (str): how the boxes the weights learned end ('continuous').
     """
 
-    # the instance segmenter's predict(); the box part's prepare() and pad_batch()
-    predict = instance_segmenter.InstanceSegmenter.predict
+    presets: typing.ClassVar[dict] = fpn_resnet.FPN_PRESETS
+    # the box part's rules, those of FasterRCNNFPNResNet
+    pad_stride = fpn_resnet.FasterRCNNFPNResNet.pad_stride
+    exp_clip = box_coding.EXP_CLIP
+    loc_normalize_mean = faster_rcnn.LOC_NORMALIZE_MEAN
+    loc_normalize_std = faster_rcnn.LOC_NORMALIZE_STD
+    inclusive_score_thresh = True  # ChainerCV's FPN keeps scores at score_thresh
+    later_candidate_wins_ties = False
+    max_detections = None
+    class_bias_keys = fpn_resnet.FasterRCNNFPNResNet.class_bias_keys
+    box_convention = 'continuous'
+    label_names = None
 
     def __init__(self, n_layer, n_fg_class=None, pretrained_model=None, *, min_size=800,
                  max_size=1333, source=None):
         entry, n_built = faster_rcnn_vgg.settle_n_fg_class(type(self), pretrained_model,
                                                            n_fg_class, 80)
-        super().__init__(n_layer, n_built, None, min_size=min_size, max_size=max_size)
+        super().__init__()
         with self.init_scope():
+            self.extractor, self.rpn, self.head = fpn_resnet.make_parts(n_layer, n_built + 1)
             self.mask_head = mask_head.MaskHead(n_built + 1, fpn_resnet.FPN_SCALES)
+        self.mean = numpy.asarray(fpn_resnet.RESNET_MEAN, numpy.float32).reshape(-1, 1, 1)
+        self.min_size, self.max_size = min_size, max_size
+        self.use_preset('visualize')
         pretrained.load_pretrained(self, pretrained_model, n_fg_class, n_built, entry,
                                    self.reset_head, source=source)
 
+    @property
+    def n_fg_class(self):
+        """Foreground classes (the heads also score the background)."""
+        return self.head.n_class - 1
+
+    def prepare(self, img):
+        """(3, H, W) RGB in [0, 255] -> resized and mean subtracted, as the box part's."""
+        return faster_rcnn.prepare(self, img)
+
+    def pad_batch(self, prepared):
+        """Prepared images -> (B, 3, H, W) NumPy batch zero-padded to multiples of 32."""
+        return faster_rcnn.pad_batch(self, prepared)
+
+    def input_scales(self, sizes, prepared):
+        """Per image, input pixels per image pixel (the exact resize factor)."""
+        return fpn_resnet.input_scales(self, sizes)
+
     def reset_head(self, n_fg_class):
         """Re-make the class-dependent layers of the box and mask heads."""
-        super().reset_head(n_fg_class)
+        faster_rcnn.reset_head(self, n_fg_class)
         self.mask_head.reset_classes(n_fg_class + 1)
         self.mask_head.to_device(self.device)
+
+    def convert_weights(self, raw, source):
+        """The zoo's conversion hook, the box part's
+        (:func:`~cvzoo.models.detection.faster_rcnn.fpn.faster_rcnn_fpn_resnet.
+        convert_weights`): ChainerCV's files name the mask head as cvzoo does."""
+        return fpn_resnet.convert_weights(self, raw, source)
+
+    def training_recipe(self, **hyper):
+        """How this model trains: ChainerCV's FPN recipe
+        (:func:`~.training_recipe.chainercv_mask_rcnn_training_recipe`)."""
+        from cvzoo.models.instance_segmentation.mask_rcnn import training_recipe
+
+        return training_recipe.chainercv_mask_rcnn_training_recipe(self, **hyper)
 
     def segment(self, x, sizes, prepared):
         """Per image ``(probs, bboxes, labels, scores)`` of the batch ``x``: the
@@ -64,12 +123,12 @@ class MaskRCNNFPNResNet(fpn_resnet.FasterRCNNFPNResNet, instance_segmenter.Insta
         probabilities (on the device)."""
         scales = self.input_scales(sizes, prepared)
         hs = self.extractor(x)
-        _, _, rois, roi_indices, _ = self.rpn(hs, x.shape[2:], scales)
-        locs, confs = self.head(hs, rois, roi_indices)
-        bbox, score = self.decode((locs, confs, rois, roi_indices), sizes, scales)
-        bboxes, labels, scores = self.suppress(bbox, score, sizes)
+        bboxes, labels, scores = faster_rcnn.detections(self, hs, x.shape[2:], sizes, scales)
         rois = [bbox * numpy.float32(scale) for bbox, scale in zip(bboxes, scales)]
         return self.mask_head.probs(hs, rois, labels), bboxes, labels, scores
+
+    # this model's parameters and persistent arrays, {path without '/': NumPy}
+    state_arrays = dictionary.state_arrays
 
 
 @zoo.register('mask_rcnn_fpn_resnet50', task='instance_segmentation')

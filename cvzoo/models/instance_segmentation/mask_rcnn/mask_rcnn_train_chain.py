@@ -24,9 +24,8 @@ import numpy
 import cvzoo.core.functions as F
 from cvzoo.core import backend
 from cvzoo.core.training import reporter
-from cvzoo.models.detection.faster_rcnn import torchvision_train_chain, train_chain
+from cvzoo.models.detection.faster_rcnn import roi_branch, torchvision_train_chain, train_chain
 from cvzoo.models.instance_segmentation.mask_rcnn import mask_targets
-from cvzoo.utils import bbox as bbox_utils
 
 
 class MaskRCNNTrainChain(train_chain.FasterRCNNFPNTrainChain):
@@ -126,16 +125,13 @@ def _mask_loss(chain, samples, masks, make_targets, loss):
     head's channel of the RoI's class.
     """
     model, xp = chain.model, chain.xp
-    fg = samples['gt_roi_label'] > 0
-    roi = samples['sample_roi'][fg].astype(numpy.float32, copy=False)
-    roi_index = samples['sample_index'][fg].astype(numpy.int32)
-    channel = samples['gt_roi_label'][fg].astype(numpy.int32)
+    roi, roi_index, channel = roi_branch.foreground_samples(samples)
     if len(roi) == 0:
         # NOTE: as ChainerCV, a dummy RoI keeps the mask head in the graph
         segm = model.mask_head(samples['hs'], xp.asarray([[0, 0, 1, 1]], numpy.float32),
                                xp.zeros(1, numpy.int32))
         return 0 * F.sum(segm)
-    gt_index = _best_ground_truth(roi, roi_index, samples['bboxes'])
+    gt_index = roi_branch.best_ground_truth(roi, roi_index, samples['bboxes'])
     target = make_targets(masks, roi, gt_index, model.mask_head.segm_size)
     roi, roi_index, channel, target = (backend.to_device(array, chain.device)
                                        for array in (roi, roi_index, channel, target))
@@ -168,15 +164,6 @@ def soft_sigmoid_cross_entropy(x, t):
     ones = xp.ones(x.shape, numpy.int32)
     return F.sigmoid_cross_entropy(x, ones, reduce='no') * t + \
         F.sigmoid_cross_entropy(x, ones * 0, reduce='no') * (1 - t)
-
-
-def _best_ground_truth(roi, roi_index, bboxes):
-    """(R,) index, among all images' boxes in order, of each RoI's best box of its image."""
-    counts = [len(bbox) for bbox in bboxes]
-    gt_image = numpy.repeat(numpy.arange(len(bboxes)), counts)
-    iou = bbox_utils.bbox_iou(roi, numpy.concatenate(bboxes))
-    iou[roi_index[:, None] != gt_image[None, :]] = -1
-    return iou.argmax(axis=1)
 
 
 def _padded_masks(masks, bboxes, size):

@@ -1,8 +1,8 @@
 """MaskRCNNResNet50FPN: torchvision's ``maskrcnn_resnet50_fpn`` (v1; He et al., ICCV 2017),
 its pre- and post-processing and COCO weights.
 
-The box part is torchvision's Faster R-CNN ResNet-50 FPN
-(:class:`~cvzoo.models.detection.faster_rcnn.torchvision_fpn.FasterRCNNResNet50FPN`:
+The box part is torchvision's Faster R-CNN ResNet-50 FPN, its parts and functions
+(:mod:`~cvzoo.models.detection.faster_rcnn.torchvision_fpn`:
 frozen-BN ResNet-50 with eps 0 for the COCO file, ImageNet mean and std, shorter side
 800 and longer at most 1333, 100 detections per image, the 91 COCO category ids mapped
 to 80 labels). Its detections (in the resized image) are pooled again by the mask head
@@ -18,14 +18,21 @@ Differences from torchvision: those of the box part (NMS drops a box at IoU >=
 threshold of torchvision's COCO evaluation).
 """
 
+import typing
+
 import numpy
 
+import cvzoo.core.links as L
 from cvzoo import errors
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_instance_segmentation_label_names
 from cvzoo.models import zoo
 from cvzoo.models.common import foreign_names
-from cvzoo.models.detection import torchvision_coco_classes, torchvision_resnet_fpn
+from cvzoo.models.detection import (
+    torchvision_coco_classes,
+    torchvision_resnet_fpn,
+    torchvision_transform,
+)
 from cvzoo.models.detection.faster_rcnn import (
     torchvision_box_head,
     torchvision_fpn,
@@ -44,9 +51,13 @@ class TorchvisionMaskHead(torchvision_box_head.TorchvisionLevelMapper, mask_head
 
 
 @zoo.register('maskrcnn_resnet50_fpn', task='instance_segmentation')
-class MaskRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
-                          instance_segmenter.InstanceSegmenter):
+class MaskRCNNResNet50FPN(L.Chain, instance_segmenter.InstanceSegmenter):
     """torchvision's Mask R-CNN ResNet-50 FPN; see the module docstring.
+
+    The parts of torchvision's Faster R-CNN ResNet-50 FPN (``extractor``, ``rpn``,
+    ``head``, built by :func:`~cvzoo.models.detection.faster_rcnn.torchvision_fpn.build`
+    with the settings below) and ``mask_head``; the boxes are found by its functions
+    (:func:`~cvzoo.models.detection.faster_rcnn.torchvision_fpn.detections`).
 
     Weights keys: ``'coco'``, torchvision's ``MaskRCNN_ResNet50_FPN_Weights.COCO_V1``
     (COCO 2017 train; mask AP 34.6, box AP 37.9 on val2017).
@@ -57,30 +68,53 @@ class MaskRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
             ``head/conf`` and ``mask_head/seg`` (without unused classes).
         pretrained_model (str or None): ``'coco'``, a local file (torchvision .pth or
             cvzoo .npz) or None for random weights.
-        min_size, max_size, trainable_backbone_layers, bn_eps, source: as
-            :class:`FasterRCNNResNet50FPN`.
         max_detections (int): instances kept per image (torchvision's
             ``box_detections_per_img``, 100).
+        min_size, max_size, trainable_backbone_layers, bn_eps, source: as
+            :class:`~cvzoo.models.detection.faster_rcnn.torchvision_fpn.
+            FasterRCNNResNet50FPN`.
+
+    Attributes:
+        n_unused_class (int): classes at the end of the predictors that enter the
+            softmax but are no label (10 with torchvision's COCO predictors, else 0).
+        label_names (tuple of str or None): class names of the loaded weights.
 
     For example (the weights are downloaded)::
 
         masks, labels, scores = MaskRCNNResNet50FPN(pretrained_model='coco').predict([img])
     """
 
-    # the instance segmenter's predict(); the box part's prepare() and pad_batch()
-    predict = instance_segmenter.InstanceSegmenter.predict
+    presets: typing.ClassVar[dict] = torchvision_fpn.PRESETS
+    # the box part's settings, those of torchvision's v1 Faster R-CNN
+    min_bbox_size = torchvision_fpn.FasterRCNNResNet50FPN.min_bbox_size
+    pad_stride = torchvision_fpn.FasterRCNNResNet50FPN.pad_stride
+    pretrained_bn_eps = torchvision_fpn.PRETRAINED_BN_EPS
+    map_torchvision_key = staticmethod(torchvision_names.map_key)
+    fpn_bn_eps = None
+    rpn_conv_depth = 1
+    box_convention = 'continuous'
+    label_names = None
 
     def __init__(self, n_fg_class=None, pretrained_model=None, *, max_detections=100,
-                 **kwargs):
+                 min_size=800, max_size=1333, trainable_backbone_layers=3, bn_eps=None,
+                 source=None):
         torchvision_resnet_fpn.check_positive_int('max_detections', max_detections)
-        super().__init__(n_fg_class, pretrained_model, **kwargs)
+        super().__init__()
         self.max_detections = max_detections
+        torchvision_fpn.build(self, n_fg_class, pretrained_model, min_size=min_size,
+                              max_size=max_size,
+                              trainable_backbone_layers=trainable_backbone_layers,
+                              bn_eps=bn_eps, source=source)
+
+    def make_box_head(self, n_class):
+        """The box head (``head``) for ``n_class`` classes; v1's is ``TwoMLPHead``."""
+        return torchvision_box_head.TorchvisionBoxHead(n_class, torchvision_fpn.FPN_SCALES)
 
     def make_heads(self, n_class):
         """Build the box head and the mask head for ``n_class`` classes (background and
         unused ones included)."""
-        super().make_heads(n_class)
         with self.init_scope():
+            self.head = self.make_box_head(n_class)
             self.mask_head = self.make_mask_head(n_class)
 
     def make_mask_head(self, n_class):
@@ -88,10 +122,27 @@ class MaskRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
         no BN."""
         return TorchvisionMaskHead(n_class, torchvision_fpn.FPN_SCALES)
 
+    @property
+    def n_fg_class(self):
+        """Classes the labels take (the heads also score the background and unused ones)."""
+        return torchvision_fpn.n_fg_class(self)
+
+    def prepare(self, img):
+        """(3, H, W) RGB in [0, 255] -> normalised and resized (3, H', W') float32."""
+        return torchvision_transform.prepare_image(img, self.min_size, self.max_size)
+
+    def pad_batch(self, prepared):
+        """Prepared images -> (B, 3, H, W) NumPy batch, zero-padded to multiples of 32."""
+        return torchvision_transform.pad_batch(prepared, self.pad_stride)
+
+    def features(self, x):
+        """The FPN's maps of a prepared batch (the box part's)."""
+        return torchvision_fpn.features(self, x)
+
     def reset_head(self, n_fg_class):
         """Re-make the class-dependent layers of the box and mask heads (no unused
         classes)."""
-        super().reset_head(n_fg_class)
+        torchvision_fpn.reset_head(self, n_fg_class)
         self.mask_head.reset_classes(n_fg_class + 1)
         self.mask_head.to_device(self.device)
 
@@ -101,15 +152,19 @@ class MaskRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
         ``resize_boxes``) and their (R, 28, 28) mask probabilities (on the device)."""
         resized = [img.shape[1:] for img in prepared]
         hs = self.features(x)
-        _, _, rois, roi_indices, _ = self.rpn(hs, x.shape[2:], resized)
-        locs, confs = self.head(hs, rois, roi_indices)
-        candidates = self.decode((locs, confs, rois, roi_indices), resized)
-        bboxes, labels, scores = self.suppress(*candidates, len(sizes))
+        bboxes, labels, scores = torchvision_fpn.detections(self, hs, x.shape[2:], resized)
         probs = self.mask_head.probs(hs, bboxes, labels)
         ratios = [numpy.asarray(size, numpy.float32) / numpy.asarray(inner, numpy.float32)
                   for size, inner in zip(sizes, resized)]
         bboxes = [bbox * ratio[[1, 0, 1, 0]] for bbox, ratio in zip(bboxes, ratios)]
         return probs, bboxes, labels, scores
+
+    def training_recipe(self, **hyper):
+        """How this model trains: torchvision's reference recipe
+        (:func:`~.training_recipe.torchvision_mask_rcnn_training_recipe`)."""
+        from cvzoo.models.instance_segmentation.mask_rcnn import training_recipe
+
+        return training_recipe.torchvision_mask_rcnn_training_recipe(self, **hyper)
 
     def paste_masks(self, prob, bbox, size):
         """torchvision's paste (:func:`mask_paste.paste_masks_torchvision`)."""
@@ -129,7 +184,7 @@ class MaskRCNNResNet50FPN(torchvision_fpn.FasterRCNNResNet50FPN,
                 the file lacks (all named).
         """
         if source not in ('torchvision', 'torch'):
-            return super().convert_weights(raw, source)
+            return torchvision_fpn.convert_weights(self, raw, source)
         expected = set(dictionary.state_arrays(self)) - {'n_unused_class'}
         mask_raw = {key: value for key, value in raw.items() if key.startswith(_MASK_PREFIXES)}
         box_raw = {key: value for key, value in raw.items() if key not in mask_raw}

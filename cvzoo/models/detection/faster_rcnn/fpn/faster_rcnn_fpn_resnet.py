@@ -61,18 +61,14 @@ class FasterRCNNFPNResNet(faster_rcnn.FasterRCNN):
                  max_size=1333, source=None):
         entry, n_built = faster_rcnn_vgg.settle_n_fg_class(type(self), pretrained_model,
                                                            n_fg_class, 80)
-        base = _make_base(n_layer, None)
-        extractor = fpn.FPN(base, (256, 512, 1024, 2048), FPN_SCALES)
-        super().__init__(extractor, rpn.FPNRegionProposalNetwork(FPN_SCALES),
-                         bbox_head.FPNBboxHead(n_built + 1, FPN_SCALES), RESNET_MEAN,
-                         min_size=min_size, max_size=max_size)
+        super().__init__(*make_parts(n_layer, n_built + 1), RESNET_MEAN, min_size=min_size,
+                         max_size=max_size)
         pretrained.load_pretrained(self, pretrained_model, n_fg_class, n_built, entry,
                                    self.reset_head, source=source)
 
     def input_scales(self, sizes, prepared):
-        """Per image, the factor decode() divides RoIs by: ChainerCV's FPN takes the exact
-        resize factor, not the ratio of the rounded sizes (as its FasterRCNN does)."""
-        return [self.resize_scale(size) for size in sizes]
+        """Per image, the factor decode() divides RoIs by (:func:`input_scales`)."""
+        return input_scales(self, sizes)
 
     def training_recipe(self, **hyper):
         """How this detector trains: a ``TrainingRecipe``, ``faster_rcnn_fpn_training_recipe`` of
@@ -81,26 +77,47 @@ class FasterRCNNFPNResNet(faster_rcnn.FasterRCNN):
         return training_recipe.faster_rcnn_fpn_training_recipe(self, **hyper)
 
     def convert_weights(self, raw, source):
-        """The zoo's conversion hook (ChainerCV or cvzoo names).
+        """The zoo's conversion hook (:func:`convert_weights`)."""
+        return convert_weights(self, raw, source)
 
-        A ChainerCV detector file has cvzoo's names (its head may be named
-        ``bbox_head``); ``rpn/loc`` and ``head/loc`` are permuted from (dy, dx, dh, dw)
-        to (dx, dy, dw, dh). A ResNet classifier file (``'imagenet'``) fills
-        ``extractor/base`` (its ``fc6`` is dropped); the rest keeps its current values.
 
-        Raises:
-            ValueError: a source other than 'chainercv' or 'cvzoo'.
-            cvzoo.errors.WeightLoadError: file keys the model does not have.
-        """
-        if source not in ('chainercv', 'cvzoo'):
-            raise ValueError(f"source: expected 'chainercv' or 'cvzoo' for Faster R-CNN "
-                             f'FPN weights, got {source!r}')
-        names = [key.removeprefix('/') for key in raw]
-        if any(name.startswith('extractor/') for name in names):
-            loc_keys = _LOC_KEYS if source == 'chainercv' else ()
-            return faster_rcnn.convert_chainercv(self, raw, _detector_name, loc_keys)
-        arrays = faster_rcnn.convert_chainercv(self, raw, _resnet_classifier_name, ())
-        return {**self.state_arrays(), **arrays}
+def make_parts(n_layer, n_class):
+    """The parts of ChainerCV's FPN R-CNNs: the FPN on a ResNet of ``n_layer`` layers
+    ('he' arch), the FPN's RPN and the box head for ``n_class`` classes (background
+    included), as ``(extractor, rpn, head)``."""
+    extractor = fpn.FPN(_make_base(n_layer, None), (256, 512, 1024, 2048), FPN_SCALES)
+    return (extractor, rpn.FPNRegionProposalNetwork(FPN_SCALES),
+            bbox_head.FPNBboxHead(n_class, FPN_SCALES))
+
+
+def input_scales(model, sizes):
+    """Per image of ``sizes`` (H, W), the factor decode() divides RoIs by: ChainerCV's
+    FPN takes the exact resize factor, not the ratio of the rounded sizes (as its
+    FasterRCNN does)."""
+    return [faster_rcnn.resize_scale(model, size) for size in sizes]
+
+
+def convert_weights(model, raw, source):
+    """The zoo's conversion hook of ChainerCV's FPN R-CNNs (ChainerCV or cvzoo names).
+
+    A ChainerCV detector file has cvzoo's names (its head may be named ``bbox_head``);
+    ``rpn/loc`` and ``head/loc`` are permuted from (dy, dx, dh, dw) to (dx, dy, dw, dh).
+    A ResNet classifier file (``'imagenet'``) fills ``extractor/base`` (its ``fc6`` is
+    dropped); the rest of ``model`` keeps its current values.
+
+    Raises:
+        ValueError: a source other than 'chainercv' or 'cvzoo'.
+        cvzoo.errors.WeightLoadError: file keys the model does not have.
+    """
+    if source not in ('chainercv', 'cvzoo'):
+        raise ValueError(f"source: expected 'chainercv' or 'cvzoo' for Faster R-CNN "
+                         f'FPN weights, got {source!r}')
+    names = [key.removeprefix('/') for key in raw]
+    if any(name.startswith('extractor/') for name in names):
+        loc_keys = _LOC_KEYS if source == 'chainercv' else ()
+        return faster_rcnn.convert_chainercv(model, raw, _detector_name, loc_keys)
+    arrays = faster_rcnn.convert_chainercv(model, raw, _resnet_classifier_name, ())
+    return {**model.state_arrays(), **arrays}
 
 
 def _detector_name(key):

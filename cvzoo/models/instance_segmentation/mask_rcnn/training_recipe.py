@@ -1,0 +1,136 @@
+"""How the Mask R-CNNs train: ChainerCV's FPN Mask R-CNN and torchvision's (v1, v2).
+
+Both take the instance segmentation examples of DESIGN.md (``img, mask, label``, crowd
+flags after them dropped) through :class:`MaskRCNNRecipeTransform`: resized as predict()
+resizes, flipped left-right with probability 1/2, each box the tightest around its mask,
+in the model's box convention (applied here, once); and batch them with
+:class:`~cvzoo.core.training.convert.PadImages` (``model.pad_batch``; the masks and
+sizes stay on the host, where the train chains cut their targets).
+
+- :func:`chainercv_mask_rcnn_training_recipe`: ChainerCV's ``examples/fpn``
+  (``train_multi.py``, COCO 2017 train): 16 images per iteration, MomentumSGD (0.9) at
+  lr 0.02, weight decay 1e-4, 90,000 iterations, the rate x0.1 at 60,000 and 80,000
+  (2/3 and 8/9 of the run) after a linear warm-up over 500 iterations from 1/3 of the
+  rate; the ResNet's ``conv1``, ``res2`` and every batch normalisation are not updated
+  (hyper-parameter ``freeze_backbone``, True: ChainerCV starts from ImageNet weights).
+- :func:`torchvision_mask_rcnn_training_recipe`: torchvision's ``references/detection``
+  for ``maskrcnn_resnet50_fpn``: SGD (momentum 0.9) at lr 0.02 for 16 images (8 GPUs of
+  2), weight decay 1e-4, 26 epochs of COCO 2017 train (117,266 images with annotations,
+  7,330 iterations each) with the rate x0.1 at epochs 16 and 22, a linear warm-up over
+  1,000 iterations from 0.001 of the rate; the frozen backbone stages are the model's
+  own (``trainable_backbone_layers``). The v2 model takes the same recipe (torchvision
+  trained its v2 weights longer, with large-scale jitter). Hyper-parameter
+  ``roi_n_sample`` (512): the RoIs drawn per image for the box and mask heads.
+
+All take ``seed`` (0) and ``augment`` (True), as every recipe.
+"""
+
+import fractions
+
+import cvzoo.core.links as L
+from cvzoo.core.training import convert
+from cvzoo.core.training.recipe import COMMON_HYPER_KEYS, TrainingRecipe, check_hyper
+from cvzoo.models.detection.box_convention import to_box_convention
+from cvzoo.models.instance_segmentation.mask_rcnn import mask_rcnn_train_chain
+from cvzoo.transforms.instance_segmentation_transform import MaskRCNNTransform
+
+LOSS_KEYS = ('main/loss', 'main/loss/rpn_loc', 'main/loss/rpn_conf', 'main/loss/head_loc',
+             'main/loss/head_conf', 'main/loss/mask')
+# ChainerCV's examples/fpn: 90,000 iterations of 16 images, steps at 60,000 and 80,000
+CHAINERCV_LR = 0.02
+CHAINERCV_BATCHSIZE = 16
+CHAINERCV_WEIGHT_DECAY = 1e-4
+CHAINERCV_ITERATIONS = 90000
+CHAINERCV_LR_STEPS = (fractions.Fraction(2, 3), fractions.Fraction(8, 9))
+CHAINERCV_WARMUP = 500
+CHAINERCV_WARMUP_START_RATIO = 1 / 3
+# torchvision's references/detection: 26 epochs of ceil(117,266 / 16) iterations
+TORCHVISION_EPOCH_ITERATIONS = 7330
+TORCHVISION_EPOCHS = 26
+TORCHVISION_LR_STEPS = (fractions.Fraction(16, 26), fractions.Fraction(22, 26))
+TORCHVISION_WARMUP = 1000
+TORCHVISION_WARMUP_START_RATIO = 0.001
+
+
+class MaskRCNNRecipeTransform:
+    """``img, mask, label[, crowded, ...]`` -> ``x, bbox, label, mask, size`` of the
+    Mask R-CNN train chains: :class:`~cvzoo.transforms.instance_segmentation_transform.
+    MaskRCNNTransform`'s resize and flip, then the boxes in ``model.box_convention``
+    (:func:`~cvzoo.models.detection.box_convention.to_box_convention`, the one place
+    it is applied).
+
+    Args:
+        model: the instance segmenter (``prepare``, ``box_convention``).
+        seed (int): of the flip draws.
+        augment (bool): flip at random.
+    """
+
+    def __init__(self, model, seed=0, augment=True):
+        self.model = model
+        self.resize_flip = MaskRCNNTransform(model, seed, augment)
+        self.rng = self.resize_flip.rng
+
+    def __call__(self, in_data):
+        x, bbox, label, mask, size = self.resize_flip(in_data)
+        bbox = to_box_convention(bbox, getattr(self.model, 'box_convention', 'continuous'))
+        return x, bbox, label, mask, size
+
+
+def freeze_fpn_resnet_stem(chain):
+    """Leave ``conv1``, ``res2`` and the batch normalisations of the ResNet of
+    ``chain.model`` out of the updates, as ChainerCV's ``examples/fpn``."""
+    base = chain.model.extractor.base
+    base.conv1.disable_update()
+    base.res2.disable_update()
+    for link in chain.model.links():
+        if isinstance(link, L.BatchNormalization):
+            link.disable_update()
+
+
+def padded_batches(model):
+    """The converter of the Mask R-CNN chains: :class:`MaskRCNNRecipeTransform`'s
+    examples, images padded by ``model.pad_batch``; the masks (3) and sizes (4) stay on
+    the host, where the chains cut their targets."""
+    return convert.PadImages(model.pad_batch, host_fields=(3, 4))
+
+
+def chainercv_mask_rcnn_training_recipe(model, **hyper):
+    """The :class:`~cvzoo.core.training.recipe.TrainingRecipe` of a
+    :class:`~.mask_rcnn_fpn_resnet.MaskRCNNFPNResNet`; see the module docstring.
+
+    Raises:
+        cvzoo.errors.UsageError: an unknown hyper-parameter.
+    """
+    check_hyper(hyper, COMMON_HYPER_KEYS + ('freeze_backbone',))
+    freeze = hyper.get('freeze_backbone', True)
+    return TrainingRecipe(
+        train_chain=mask_rcnn_train_chain.MaskRCNNTrainChain(model),
+        transform=MaskRCNNRecipeTransform(model, hyper.get('seed', 0),
+                                          hyper.get('augment', True)),
+        converter=padded_batches(model), optimizer='momentum_sgd', lr=CHAINERCV_LR,
+        batchsize=CHAINERCV_BATCHSIZE, momentum=0.9, weight_decay=CHAINERCV_WEIGHT_DECAY,
+        iterations=CHAINERCV_ITERATIONS,
+        schedule='multistep', lr_steps=CHAINERCV_LR_STEPS, lr_factor=0.1,
+        warmup_iterations=CHAINERCV_WARMUP, warmup_start_ratio=CHAINERCV_WARMUP_START_RATIO,
+        loss_keys=LOSS_KEYS, freeze=freeze_fpn_resnet_stem if freeze else None)
+
+
+def torchvision_mask_rcnn_training_recipe(model, **hyper):
+    """The :class:`~cvzoo.core.training.recipe.TrainingRecipe` of torchvision's Mask
+    R-CNNs (:class:`~.torchvision_mask_rcnn.MaskRCNNResNet50FPN` and v2); see the module
+    docstring.
+
+    Raises:
+        cvzoo.errors.UsageError: an unknown hyper-parameter.
+    """
+    check_hyper(hyper, COMMON_HYPER_KEYS + ('roi_n_sample',))
+    return TrainingRecipe(
+        train_chain=mask_rcnn_train_chain.TorchvisionMaskRCNNTrainChain(
+            model, roi_n_sample=hyper.get('roi_n_sample', 512)),
+        transform=MaskRCNNRecipeTransform(model, hyper.get('seed', 0),
+                                          hyper.get('augment', True)),
+        converter=padded_batches(model), optimizer='momentum_sgd', lr=0.02, batchsize=16,
+        momentum=0.9, weight_decay=1e-4,
+        iterations=TORCHVISION_EPOCHS * TORCHVISION_EPOCH_ITERATIONS, schedule='multistep',
+        lr_steps=TORCHVISION_LR_STEPS, lr_factor=0.1, warmup_iterations=TORCHVISION_WARMUP,
+        warmup_start_ratio=TORCHVISION_WARMUP_START_RATIO, loss_keys=LOSS_KEYS)
