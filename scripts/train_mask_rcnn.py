@@ -13,6 +13,7 @@ masks may be polygons or RLE. Writes ``log``, ``loss.png``, snapshots and
 last as a JSON line.
 """
 
+from cvzoo import errors
 from cvzoo.cli import entry, train, train_options
 
 MODELS = ('mask_rcnn_fpn_resnet50', 'mask_rcnn_fpn_resnet101', 'maskrcnn_resnet50_fpn',
@@ -23,18 +24,32 @@ def main(argv=None):
     """Train; return the held-out mask mAP@0.5 (None without --val, or off rank 0)."""
     args = _parser().parse_args(argv)
     data = None if args.images is None else _with_images(args)
-    return train.print_outcome(train.run(args, data=data), 'mask_map@0.5')
+    # ChainerCV's recipe freezes the first stages of a backbone that starts trained
+    hyper = {'freeze_backbone': args.pretrained_model != 'none'} \
+        if args.model.startswith('mask_rcnn_fpn_') else {}
+    return train.print_outcome(train.run(args, data=data, hyper=hyper), 'mask_map@0.5')
 
 
 def _with_images(args):
     """The jsons of --dataset and --val with their images in --images."""
-    from cvzoo.datasets import formats, registry
+    from cvzoo.datasets import formats
 
-    train_set = registry.load_instance_segmentation_dataset(args.data, data_dir=args.images)
-    val = None if args.val is None else registry.load_instance_segmentation_dataset(
-        args.val, label_names=train_set.label_names, data_dir=args.images).dataset
+    train_set = _load('--dataset', args.data, args.images)
+    val = None if args.val is None else _load('--val', args.val, args.images,
+                                              train_set.label_names).dataset
     return formats.TrainingData(train_set.dataset, val, tuple(train_set.label_names),
                                 'instance_segmentation', 'coco_instances')
+
+
+def _load(option, path, images, label_names=None):
+    """The json of ``option``; its errors name the option."""
+    from cvzoo.datasets import registry
+
+    try:
+        return registry.load_instance_segmentation_dataset(path, label_names=label_names,
+                                                           data_dir=images)
+    except (ValueError, OSError) as error:
+        raise errors.UsageError(f'{option}: {error}') from None
 
 
 def _parser():
