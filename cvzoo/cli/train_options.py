@@ -1,9 +1,10 @@
-"""The options every train script of scripts/ shares, defined once with their checks.
+"""The options of a training run, defined once with their checks.
 
-``train_ssd.py``, ``train_yolo.py``, ``train_faster_rcnn.py``, ``train_mask_rcnn.py`` and
-``train_classifier.py`` add them with :func:`add_train_options` and their own options
-beside; :func:`check_batchsize` refuses a batch larger than the training set once the
-set is loaded; :func:`run` ends the script (see :mod:`cvzoo.cli.entry`).
+``cvzoo train`` (:mod:`cvzoo.cli.train`, whose options every ``scripts/train_*.py``
+shares) adds them with :func:`add_run_options` and :func:`add_precision_options`;
+:func:`check_batchsize` refuses a batch larger than the training set once the set is
+loaded; :func:`run` ends a train script and :data:`FAILURES` the command (see
+:mod:`cvzoo.cli.entry`).
 """
 
 import argparse
@@ -17,32 +18,7 @@ COMMUNICATORS = ('none', 'mpi', 'nccl')
 AUTOCAST_DTYPES = ('bfloat16', 'float16')
 
 
-def add_train_options(parser, *, iteration, lr, batchsize=None, lr_help=None,
-                      communicator=True, resume_flag=True):
-    """Add --batchsize, --iteration, --lr and the options of :func:`add_run_options`.
-
-    Args:
-        parser (argparse.ArgumentParser): the script's parser.
-        iteration (int or None): the default of --iteration (None: the script counts in
-            epochs unless it is given).
-        lr (float or None): the default of --lr (None: the script derives it).
-        batchsize (int or None): the default of --batchsize; None: no such option (the
-            script trains on one image per iteration).
-        lr_help (str or None): the help of --lr.
-        communicator (bool): add --communicator (data-parallel over mpiexec processes).
-        resume_flag (bool): add --resume, continuing from the latest snapshot in --out.
-    """
-    if batchsize is not None:
-        parser.add_argument('--batchsize', type=argument_types.positive_int,
-                            default=batchsize, help='examples per iteration (per process)')
-    parser.add_argument('--iteration', type=argument_types.positive_int, default=iteration,
-                        help='length of the run in iterations')
-    parser.add_argument('--lr', type=argument_types.positive_float, default=lr,
-                        help=lr_help or 'learning rate')
-    add_run_options(parser, communicator=communicator, resume_flag=resume_flag)
-
-
-def add_run_options(parser, *, communicator=True, resume_flag=True):
+def add_run_options(parser):
     """Add --out, --device, --communicator, --seed, --cuda-graph and --resume: where and
     how a run goes, whatever it trains (``cvzoo train`` and the train scripts)."""
     parser.add_argument('--out', metavar='DIR', type=argument_types.output_folder,
@@ -51,19 +27,17 @@ def add_run_options(parser, *, communicator=True, resume_flag=True):
                         'parent folder must exist)')
     parser.add_argument('--device', metavar='D', type=argument_types.device, default='cpu',
                         help="'cpu' or 'cuda:N'")
-    if communicator:
-        parser.add_argument('--communicator', choices=COMMUNICATORS, default='none',
-                            help='data-parallel over the processes of mpiexec (mpi: CPUs '
-                            'or GPUs, nccl: GPUs)')
+    parser.add_argument('--communicator', choices=COMMUNICATORS, default='none',
+                        help='data-parallel over the processes of mpiexec (mpi: CPUs or '
+                        'GPUs, nccl: GPUs)')
     parser.add_argument('--seed', metavar='S', type=int, default=0,
                         help='of the weights, the split, the shuffles and the augmentation')
     parser.add_argument('--cuda-graph', action='store_true',
                         help='capture the training step as a CUDA graph after warm-up and '
                         'replay it each iteration (GPU only; a step that cannot be '
                         'captured warns once and trains eagerly)')
-    if resume_flag:
-        parser.add_argument('--resume', action='store_true',
-                            help='continue from the latest snapshot in --out')
+    parser.add_argument('--resume', action='store_true',
+                        help='continue from the latest snapshot in --out')
 
 
 def add_precision_options(parser):
