@@ -75,12 +75,13 @@ def test_detection_ssd_tiny_on_shapes(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_semantic_segmentation_on_coloured_regions(tmp_path, capsys):
-    """Regions of three colours on grey (four classes; a constant guess scores an mIoU
-    of about 0.15); measured: SEG_MEASURED."""
-    data = _generate(tmp_path, 'segmentation_folders', 200, 50, SEG_SIZE)
-    miou, minutes = _train([SEG_MODEL, '--data', data, '--iterations', SEG_ITERATIONS,
+    """Regions of three colours on grey (four classes; calling every pixel background
+    scores an mIoU of 0.19 on these images); measured: mIoU 0.676 after 200 iterations
+    (0.48 after 80), 1.4 CPU minutes (3.8 minutes of wall time on two shared cores)."""
+    data = _generate(tmp_path, 'segmentation_folders', 200, 50, 32)
+    miou, minutes = _train(['segnet_basic', '--data', data, '--iterations', '200',
                             '--batchsize', '8', '--out', tmp_path / 'out'], capsys)
-    assert miou >= SEG_THRESHOLD and minutes < 20
+    assert miou >= 0.5 and minutes < 10
 
 
 @pytest.mark.slow
