@@ -249,3 +249,20 @@ def test_a_segmenter_on_detection_data_names_both_tasks(datasets, capsys):
     line = _refused(['segnet_basic', '--data', datasets['yolo']], capsys)
     assert 'segnet_basic is a semantic_segmentation model' in line
     assert 'detection data (yolo)' in line
+
+
+def test_train_ssd_py_is_the_command_with_its_defaults(voc, tmp_path, capsys):
+    """scripts/train_ssd.py and `cvzoo train ssd_tiny` write the same model from the same
+    data and seed."""
+    from cvzoo.core.serializers import npz
+    from tests.helpers.scripts import load_script
+
+    common = ['--insize', '64', '--batchsize', '2', '--iteration', '2', '--seed', '1']
+    load_script('train_ssd').main(['--dataset', str(voc), '--model', 'ssd_tiny',
+                                   '--out', str(tmp_path / 'script'), *common])
+    _train(['ssd_tiny', '--data', voc, '--out', tmp_path / 'command', *common], capsys)
+    script = npz.read_npz(tmp_path / 'script' / 'model_final.npz')
+    command = npz.read_npz(tmp_path / 'command' / 'model_final.npz')
+    assert script.keys() == command.keys()
+    for key in script:
+        numpy.testing.assert_array_equal(script[key], command[key], err_msg=key)
