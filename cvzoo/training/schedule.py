@@ -7,8 +7,12 @@ extension: two would overwrite each other.
 
 import math
 
-from cvzoo.core.training.extensions import (CosineShift, MultistepShift, PolynomialShift,
-                                            WarmupShift)
+from cvzoo.core.training.extensions import (
+    CosineShift,
+    MultistepShift,
+    PolynomialShift,
+    WarmupShift,
+)
 
 POLY_POWER = 0.9  # DeepLab's, ChainerCV's PSPNet, torchvision's segmentation reference
 

@@ -21,10 +21,18 @@ from cvzoo import errors
 from cvzoo.core import autocast as autocast_context
 from cvzoo.core import backend, device_random, optimizers
 from cvzoo.core.serializers import npz
-from cvzoo.core.training import extension, iterators, trainer as trainer_module, triggers
-from cvzoo.core.training import updaters
-from cvzoo.core.training.extensions import (Evaluator, FailOnNonNumber, LogReport, PlotReport,
-                                            PrintReport, ProgressBar, observe_value, snapshot)
+from cvzoo.core.training import extension, iterators, triggers, updaters
+from cvzoo.core.training import trainer as trainer_module
+from cvzoo.core.training.extensions import (
+    Evaluator,
+    FailOnNonNumber,
+    LogReport,
+    PlotReport,
+    PrintReport,
+    ProgressBar,
+    observe_value,
+    snapshot,
+)
 from cvzoo.datasets.transform_dataset import TransformDataset
 from cvzoo.models.weights.trained_model import save_trained_model
 from cvzoo.training import evaluation, schedule
@@ -143,10 +151,9 @@ def train(model, train_dataset, task, label_names, out='result', val_dataset=Non
     trainer.extend(FailOnNonNumber(keys=('main/loss',), check_params=False))
     validation = None
     if val_dataset is not None:
+        every = evaluate_every or _share(n_iteration, EVALUATIONS_PER_RUN)
         validation = _add_evaluation(trainer, task, model, val_dataset, label_names, comm,
-                                     _every(evaluate_every or _share(n_iteration,
-                                                                     EVALUATIONS_PER_RUN),
-                                            n_iteration))
+                                     _every(every, n_iteration))
     _keep_transform_state(trainer, recipe.transform)
     if rank == 0:
         _add_reports(trainer, recipe, task, optimizer, n_iteration, validation is not None,
@@ -230,7 +237,7 @@ def _recipe_of(model, seed):
     declare = getattr(model, 'training_recipe', None)
     if declare is None:
         raise errors.UsageError(f'model: {type(model).__name__} declares no training_recipe(); '
-                                'pass recipe= or add one to its family (docs/add_a_model.md)')
+                                "pass recipe= or declare one on its family's base class")
     return declare(seed=seed)
 
 

@@ -17,14 +17,16 @@ def _mpiexec():
     return str(beside_python) if beside_python.exists() else shutil.which('mpiexec')
 
 
-def run_worker(case, out, timeout=120, **extra_env):
+def run_worker(case, out, timeout=120, module='tests.helpers.mpi_worker', **extra_env):
     """Run the worker's ``case`` on two ranks with ``out`` as its folder.
 
     Args:
-        case (str): a case of :mod:`tests.helpers.mpi_worker`.
+        case (str): a case of the worker ``module`` (default
+            :mod:`tests.helpers.mpi_worker`).
         out (pathlib.Path): the folder the ranks write to (``out/home`` is their
             ``$CVZOO_HOME``).
         timeout (float): seconds before the job is killed.
+        module (str): the worker, run as ``python -m module case out``.
         **extra_env: further environment variables.
 
     Returns:
@@ -41,6 +43,6 @@ def run_worker(case, out, timeout=120, **extra_env):
                OMPI_MCA_rmaps_base_oversubscribe='1', PYTHONPATH=str(ROOT),
                CVZOO_HOME=str(out / 'home'), OMP_NUM_THREADS='1', **extra_env)
     env.pop('CVZOO_WEIGHTS_MIRROR', None)  # the download case counts fetches of the URL
-    command += [sys.executable, '-m', 'tests.helpers.mpi_worker', case, str(out)]
+    command += [sys.executable, '-m', module, case, str(out)]
     return subprocess.run(command, check=False, env=env, capture_output=True, text=True,
                           timeout=timeout, cwd=str(ROOT))

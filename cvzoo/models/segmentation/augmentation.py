@@ -49,7 +49,7 @@ class SegmentationAugmentation:
         factor = self.rng.uniform(*self.scale_range)
         H, W = img.shape[1:]
         crop_H, crop_W = self.crop_size or (H, W)
-        size = (max(1, int(round(H * factor))), max(1, int(round(W * factor))))
+        size = (max(1, round(H * factor)), max(1, round(W * factor)))
         img = transforms.resize(img, size)
         label = resize_label(label, size)
         img, label = self._pad(img, label, (crop_H, crop_W))

@@ -24,8 +24,7 @@ import numpy
 
 from cvzoo.core.training import convert
 from cvzoo.core.training.recipe import COMMON_HYPER_KEYS, TrainingRecipe, check_hyper
-from cvzoo.models.segmentation.augmentation import (SegmentationAugmentation, pad_pair,
-                                                    resize_label)
+from cvzoo.models.segmentation.augmentation import SegmentationAugmentation, pad_pair, resize_label
 from cvzoo.models.segmentation.segmentation_train_chain import SegmentationTrainChain
 
 LR = 0.02 * 4 / 32

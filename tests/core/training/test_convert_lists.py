@@ -38,7 +38,7 @@ def _pad_to_8(imgs):
 def test_pad_images_pads_by_the_models_function(two_gpus):
     batch = _batch()
     batch[1] = (numpy.ones((3, 5, 7), numpy.float32),) + batch[1][1:]
-    x, bboxes, masks = PadImages(_pad_to_8, host_fields=(2,))(batch, 'cuda:1')
+    x, _, masks = PadImages(_pad_to_8, host_fields=(2,))(batch, 'cuda:1')
     assert x.shape == (2, 3, 8, 8) and backend.get_device_from_array(x) == two_gpus[1]
     assert float(backend.to_numpy(x)[1, 0, 4, 6]) == 1.0
     assert float(backend.to_numpy(x)[1, 0, 5, 7]) == 0.0
