@@ -14,6 +14,8 @@ import dataclasses
 
 import numpy
 
+from cvzoo.core import config
+from cvzoo.core import links as L
 from cvzoo.models import get_model, get_model_class, model_info
 
 N_CLASS = 3      # classifiers and segmenters
@@ -23,6 +25,9 @@ FG_CLASS_TASKS = ('detection', 'instance_segmentation', 'keypoint_detection')
 # NOTE: the detectors that resize by a shorter side get a small one, so that a CPU (or the
 # CuPy stand-in on it) runs them in seconds.
 SMALL_RESIZE = {'min_size': 64, 'max_size': 96}
+# models whose backbone BN is frozen (test mode in training too): the extractor's stages,
+# run in order by calibrate_frozen_bn
+FROZEN_BN_BACKBONES = {'fcis_resnet101': ('conv1', 'pool1', 'res2', 'res3', 'res4', 'res5')}
 BUILD_KWARGS = {
     'faster_rcnn_vgg16': SMALL_RESIZE,
     'faster_rcnn_fpn_resnet50': SMALL_RESIZE,
@@ -92,4 +97,32 @@ def build_small_model(name, seed=0, pretrained_model=None, **overrides):
         model = get_model(name, pretrained_model=pretrained_model, **kwargs)
     if task == 'semantic_segmentation' and model.preset is not None and model.resize_input:
         model.preset = dataclasses.replace(model.preset, size=SEGMENTATION_SIZE)
+    if name in FROZEN_BN_BACKBONES and pretrained_model is None:
+        calibrate_frozen_bn(model, FROZEN_BN_BACKBONES[name])
     return task, model
+
+
+def calibrate_frozen_bn(model, stages):
+    """Set the statistics of every batch normalisation of ``model.extractor`` to those of
+    one random image, run through its ``stages`` (attribute names, in order) in training
+    mode.
+
+    A backbone whose BN runs in test mode also in training (FCIS's ResNet-101) normalises
+    nothing with random weights and the initial statistics (mean 0, variance 1): its
+    features reach about 1e3 and its losses 1e6, which the first update turns into NaN.
+    Trained weights come with their statistics; the small model gets these instead.
+    """
+    norms = [link for link in model.extractor.links()
+             if isinstance(link, L.BatchNormalization)]
+    decays = [norm.decay for norm in norms]
+    img = numpy.random.RandomState(0).uniform(0, 255, (3, 48, 64)).astype(numpy.float32)
+    h = model.prepare(img)[None]
+    try:
+        for norm in norms:
+            norm.decay = 0.0
+        with config.using_config('train', True), config.no_backprop_mode():
+            for stage in stages:
+                h = getattr(model.extractor, stage)(h)
+    finally:
+        for norm, decay in zip(norms, decays):
+            norm.decay = decay

@@ -28,6 +28,7 @@ import numpy
 
 from cvzoo.core.training import convert
 from cvzoo.core.training.recipe import COMMON_HYPER_KEYS, TrainingRecipe, check_hyper
+from cvzoo.models.detection import torchvision_schedule
 from cvzoo.models.detection.box_convention import to_box_convention
 from cvzoo.models.keypoint_detection import keypoint_rcnn_train_chain
 from cvzoo.transforms.bbox.flip_bbox import flip_bbox
@@ -105,5 +106,6 @@ def keypoint_rcnn_training_recipe(model, **hyper):
         converter=convert.PadImages(model.pad_batch, host_fields=(3, 4, 5)),
         optimizer='momentum_sgd', lr=0.02, batchsize=16, momentum=0.9, weight_decay=1e-4,
         iterations=EPOCHS * EPOCH_ITERATIONS, schedule='multistep', lr_steps=LR_STEPS,
-        lr_factor=0.1, warmup_iterations=1000, warmup_start_ratio=0.001,
+        lr_factor=0.1, warmup_iterations=torchvision_schedule.WARMUP_ITERATIONS,
+        warmup_start_ratio=torchvision_schedule.WARMUP_START_RATIO,
         loss_keys=LOSS_KEYS)

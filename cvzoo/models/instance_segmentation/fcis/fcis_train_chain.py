@@ -111,11 +111,16 @@ class FCISTrainChain(L.Chain):
             Variable: the 0-d loss.
 
         Raises:
-            ValueError: an array of more than one image, or masks not (R, H, W).
+            ValueError: an array of more than one image, a list of images with another
+                number of boxes, labels, masks or scales, or masks not (R, H, W).
         """
         if not isinstance(imgs, (list, tuple)):
             return self._report(self.image_losses(imgs, bboxes, labels, masks, scales))
         scales = [None] * len(imgs) if scales is None else scales
+        if not len(imgs) == len(bboxes) == len(labels) == len(masks) == len(scales):
+            raise ValueError(f'bboxes, labels, masks, scales: expected one entry per image '
+                             f'({len(imgs)}), got {len(bboxes)}, {len(labels)}, '
+                             f'{len(masks)} and {len(scales)}')
         per_image = [self.image_losses(img[None], [bbox], [label], [mask],
                                        None if scale is None else [scale])
                      for img, bbox, label, mask, scale in zip(imgs, bboxes, labels, masks,

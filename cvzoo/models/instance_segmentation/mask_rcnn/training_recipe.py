@@ -12,14 +12,16 @@ sizes stay on the host, where the train chains cut their targets).
   lr 0.02, weight decay 1e-4, 90,000 iterations, the rate x0.1 at 60,000 and 80,000
   (2/3 and 8/9 of the run) after a linear warm-up over 500 iterations from 1/3 of the
   rate; the ResNet's ``conv1``, ``res2`` and every batch normalisation are not updated
-  (hyper-parameter ``freeze_backbone``, True: ChainerCV starts from ImageNet weights).
+  (Faster R-CNN FPN's ``freeze_fpn_resnet_stem``; hyper-parameter ``freeze_backbone``,
+  True: ChainerCV starts from ImageNet weights).
 - :func:`torchvision_mask_rcnn_training_recipe`: torchvision's ``references/detection``
   for ``maskrcnn_resnet50_fpn``: SGD (momentum 0.9) at lr 0.02 for 16 images (8 GPUs of
   2), weight decay 1e-4, 26 epochs of COCO 2017 train (117,266 images with annotations,
   7,330 iterations each) with the rate x0.1 at epochs 16 and 22, a linear warm-up over
-  1,000 iterations from 0.001 of the rate; the frozen backbone stages are the model's
-  own (``trainable_backbone_layers``). The v2 model takes the same recipe (torchvision
-  trained its v2 weights longer, with large-scale jitter). Hyper-parameter
+  1,000 iterations from 0.001 of the rate (:mod:`~cvzoo.models.detection.
+  torchvision_schedule`, as torchvision's Faster R-CNN); the frozen backbone stages are
+  the model's own (``trainable_backbone_layers``). The v2 model takes the same recipe
+  (torchvision trained its v2 weights longer, with large-scale jitter). Hyper-parameter
   ``roi_n_sample`` (512): the RoIs drawn per image for the box and mask heads.
 
 All take ``seed`` (0) and ``augment`` (True), as every recipe.
@@ -27,10 +29,11 @@ All take ``seed`` (0) and ``augment`` (True), as every recipe.
 
 import fractions
 
-import cvzoo.core.links as L
 from cvzoo.core.training import convert
 from cvzoo.core.training.recipe import COMMON_HYPER_KEYS, TrainingRecipe, check_hyper
+from cvzoo.models.detection import torchvision_schedule
 from cvzoo.models.detection.box_convention import to_box_convention
+from cvzoo.models.detection.faster_rcnn.training_recipe import freeze_fpn_resnet_stem
 from cvzoo.models.instance_segmentation.mask_rcnn import mask_rcnn_train_chain
 from cvzoo.transforms.instance_segmentation_transform import MaskRCNNTransform
 
@@ -44,12 +47,6 @@ CHAINERCV_ITERATIONS = 90000
 CHAINERCV_LR_STEPS = (fractions.Fraction(2, 3), fractions.Fraction(8, 9))
 CHAINERCV_WARMUP = 500
 CHAINERCV_WARMUP_START_RATIO = 1 / 3
-# torchvision's references/detection: 26 epochs of ceil(117,266 / 16) iterations
-TORCHVISION_EPOCH_ITERATIONS = 7330
-TORCHVISION_EPOCHS = 26
-TORCHVISION_LR_STEPS = (fractions.Fraction(16, 26), fractions.Fraction(22, 26))
-TORCHVISION_WARMUP = 1000
-TORCHVISION_WARMUP_START_RATIO = 0.001
 
 
 class MaskRCNNRecipeTransform:
@@ -74,17 +71,6 @@ class MaskRCNNRecipeTransform:
         x, bbox, label, mask, size = self.resize_flip(in_data)
         bbox = to_box_convention(bbox, getattr(self.model, 'box_convention', 'continuous'))
         return x, bbox, label, mask, size
-
-
-def freeze_fpn_resnet_stem(chain):
-    """Leave ``conv1``, ``res2`` and the batch normalisations of the ResNet of
-    ``chain.model`` out of the updates, as ChainerCV's ``examples/fpn``."""
-    base = chain.model.extractor.base
-    base.conv1.disable_update()
-    base.res2.disable_update()
-    for link in chain.model.links():
-        if isinstance(link, L.BatchNormalization):
-            link.disable_update()
 
 
 def padded_batches(model):
@@ -129,8 +115,5 @@ def torchvision_mask_rcnn_training_recipe(model, **hyper):
             model, roi_n_sample=hyper.get('roi_n_sample', 512)),
         transform=MaskRCNNRecipeTransform(model, hyper.get('seed', 0),
                                           hyper.get('augment', True)),
-        converter=padded_batches(model), optimizer='momentum_sgd', lr=0.02, batchsize=16,
-        momentum=0.9, weight_decay=1e-4,
-        iterations=TORCHVISION_EPOCHS * TORCHVISION_EPOCH_ITERATIONS, schedule='multistep',
-        lr_steps=TORCHVISION_LR_STEPS, lr_factor=0.1, warmup_iterations=TORCHVISION_WARMUP,
-        warmup_start_ratio=TORCHVISION_WARMUP_START_RATIO, loss_keys=LOSS_KEYS)
+        converter=padded_batches(model), loss_keys=LOSS_KEYS,
+        **torchvision_schedule.torchvision_schedule(0.02, 16, 26, (16, 22), 1e-4))

@@ -11,9 +11,9 @@ from cvzoo.testing.synthetic_examples import synthetic_examples
 from tests.helpers.recipe_updates import two_updates
 
 NAME = 'fcis_resnet101'
-# NOTE: the small model's random ResNet-101 (BN without statistics) gives losses of about
-# 1e6, which the reference rate turns into NaN in one update; the updates here are small
-LR = 1e-10
+# the rate of two images (the small model's BN statistics are calibrated for it:
+# cvzoo.testing.small_models.calibrate_frozen_bn)
+BATCH = 2
 
 
 def _recipe(build_small_model):
@@ -35,13 +35,15 @@ def _examples(recipe, n=2):
 
 def test_two_updates_on_the_cpu(build_small_model):
     recipe = _recipe(build_small_model)
-    _assert_trained(recipe, *two_updates(recipe, _examples(recipe), 'cpu', LR))
+    losses, changed = two_updates(recipe, _examples(recipe), 'cpu', recipe.lr_for(BATCH))
+    _assert_trained(recipe, losses, changed)
 
 
 def test_two_updates_on_the_second_gpu(build_small_model, two_gpus):
     recipe = _recipe(build_small_model)
     two_gpus[0].use()
-    _assert_trained(recipe, *two_updates(recipe, _examples(recipe), two_gpus[1], LR))
+    _assert_trained(recipe, *two_updates(recipe, _examples(recipe), two_gpus[1],
+                                             recipe.lr_for(BATCH)))
 
 
 def test_the_transform_gives_the_resize_factor(build_small_model):
@@ -61,6 +63,14 @@ def test_a_batch_is_the_mean_of_its_images(build_small_model):
         numpy.random.seed(3)  # the samplers draw from NumPy's generator
         losses.append(float(chain(*recipe.converter(example, 'cpu')).array))
     assert losses[2] == pytest.approx((losses[0] + losses[1]) / 2, rel=1e-5)
+
+
+def test_a_list_of_images_needs_one_target_each(build_small_model):
+    recipe = _recipe(build_small_model)
+    x, bboxes, labels, masks, scales = recipe.converter(
+        [recipe.transform(example) for example in _examples(recipe)], 'cpu')
+    with pytest.raises(ValueError, match=r'one entry per image \(2\), got 1, 2, 2 and 2'):
+        recipe.train_chain(x, bboxes[:1], labels, masks, scales)
 
 
 def test_reference_numbers_and_hyper_check(build_small_model):
