@@ -3,7 +3,8 @@
     cvzoo train MODEL --data PATH [--format auto|class_folders|voc|coco|yolo|
                 segmentation_folders|coco_instances|coco_keypoints] [--task TASK]
                 [--pretrained-model KEY|FILE|none] [--val PATH | --val-fraction F]
-                [--iterations N | --epochs N] [--batchsize B] [--lr LR] [--device D]
+                [--iterations N | --epochs N] [--batchsize B] [--lr LR]
+                [--optimizer momentum_sgd|sgd|adam] [--device D]
                 [--communicator none|mpi|nccl] [--out DIR] [--resume] [--seed S]
                 [--cuda-graph] [--autocast bfloat16|float16] [--[no-]loss-scaling]
                 [--no-augment] [--insize S] [--min-size S --max-size S]
