@@ -1,12 +1,13 @@
 """Train the small Mask R-CNN of tests/helpers/small_mask_rcnn.py from scratch on generated
-shapes and measure its mask mAP on held-out images: the training proof of
-scripts/train_mask_rcnn.py's code path (cvzoo.models.train_mask_rcnn), on any device.
+shapes and measure its mask mAP on held-out images: the training proof of the code path
+of ``cvzoo train`` for Mask R-CNN (cvzoo.training.train with the ChainerCV Mask R-CNN
+recipe, its train chain sampling fewer RoIs), on any device.
 
     python bench/train_small_mask_rcnn.py --device cuda:0 --time-budget 300 --out OUT
 
 The shapes (tests/helpers/coco_shapes.py, non-overlapping, 1 to 3 per image) are written
-as a COCO json, read by the dataset registry and augmented by MaskRCNNTransform, as a
-user's data would be. The number of iterations is ``--iteration`` or, with
+as a COCO json, read by the dataset registry and augmented by the recipe's transform, as
+a user's data would be. The number of iterations is ``--iteration`` or, with
 ``--time-budget``, what fits that many seconds at the speed of ten timed steps. Prints
 and writes (``--out``/result.json) the settings, seconds per iteration, the final losses
 and the mask mAP@0.5 and @0.7 (VOC, InstanceSegmentationVOCEvaluator) on the held-out
@@ -14,6 +15,7 @@ and on as many training images.
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import pathlib
@@ -31,14 +33,8 @@ from cvzoo.datasets.transform_dataset import TransformDataset  # noqa: E402
 from cvzoo.evaluators.instance_segmentation_evaluators import (  # noqa: E402
     InstanceSegmentationVOCEvaluator,
 )
-from cvzoo.models import train_mask_rcnn as training  # noqa: E402
-from cvzoo.models.instance_segmentation.mask_rcnn.training_recipe import (  # noqa: E402
-    padded_batches,
-)
-from cvzoo.transforms.instance_segmentation_transform import (  # noqa: E402
-    MaskRCNNTransform,
-    drop_crowded,
-)
+from cvzoo.training import train as train_model  # noqa: E402
+from cvzoo.transforms.instance_segmentation_transform import drop_crowded  # noqa: E402
 from tests.helpers.coco_shapes import write_coco_shapes  # noqa: E402
 from tests.helpers.small_mask_rcnn import build_small_mask_rcnn, small_train_chain  # noqa: E402
 
@@ -56,15 +52,22 @@ def make_shapes(root, size, n_train, n_val):
     return train, val
 
 
+def small_recipe(model, args):
+    """The model's recipe from scratch (nothing frozen) with the small train chain."""
+    recipe = model.training_recipe(seed=args.seed, freeze_backbone=False)
+    return dataclasses.replace(recipe, train_chain=small_train_chain(model, args.n_sample))
+
+
 def seconds_per_step(model, dataset, args):
     """Median seconds of ten training steps (after two) on a copy of the train chain."""
-    chain = small_train_chain(model, args.n_sample).to_device(args.device)
-    optimizer = training.make_optimizer(chain, 0.0, False)
-    converter = padded_batches(model)
+    recipe = small_recipe(model, args)
+    chain = recipe.train_chain.to_device(args.device)
+    optimizer = recipe.make_optimizer(lr=0.0)
+    dataset = TransformDataset(dataset, recipe.transform)
     times = []
     for i in range(12):
-        batch = converter([dataset[(i * args.batchsize + j) % len(dataset)]
-                           for j in range(args.batchsize)], args.device)
+        batch = recipe.converter([dataset[(i * args.batchsize + j) % len(dataset)]
+                                  for j in range(args.batchsize)], args.device)
         start = time.perf_counter()
         optimizer.update(chain, *batch)
         model.device.synchronize()  # the step's kernels end before the clock stops
@@ -105,17 +108,14 @@ def main(argv=None):
     train, val = make_shapes(args.data or os.path.join(args.out, 'shapes'), args.size,
                              args.n_train, args.n_val)
     model = build_small_mask_rcnn(len(train.label_names), args.size, seed=args.seed)
-    dataset = TransformDataset(train.dataset, MaskRCNNTransform(model, args.seed))
     model.to_device(args.device)
-    step = seconds_per_step(model, dataset, args)
+    step = seconds_per_step(model, train.dataset, args)
     model = build_small_mask_rcnn(len(train.label_names), args.size, seed=args.seed)
-    dataset = TransformDataset(train.dataset, MaskRCNNTransform(model, args.seed))
     iteration = args.iteration or max(int(args.time_budget / step) // 100 * 100, 100)
     start = time.perf_counter()
-    training.train_mask_rcnn(
-        model, dataset, train.label_names, out=args.out, iteration=iteration,
-        batchsize=args.batchsize, lr=args.lr, device=args.device, seed=args.seed,
-        train_chain=small_train_chain(model, args.n_sample))
+    train_model(model, train.dataset, 'instance_segmentation', train.label_names,
+                out=args.out, recipe=small_recipe(model, args), iterations=iteration,
+                batchsize=args.batchsize, lr=args.lr, device=args.device, seed=args.seed)
     trained = time.perf_counter() - start
     with open(os.path.join(args.out, 'log')) as f:
         last = json.loads(f.read().splitlines()[-1])

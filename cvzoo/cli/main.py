@@ -8,6 +8,8 @@
     cvzoo predict [IMAGE...] [--model NAME --pretrained-model KEY] [--device D] [--topk K]
                   [--out PNG] [--runtime cvzoo|onnxruntime]
     cvzoo export MODEL --pretrained-model KEY --format onnx --out FILE [--size H W]
+    cvzoo train MODEL --data PATH [--format F] [--pretrained-model KEY|FILE|none]
+                [--val PATH | --val-fraction F] [--iterations N | --epochs N] [--out DIR] ...
 """
 
 from cvzoo.cli import argument_types, entry
@@ -46,10 +48,11 @@ def _parser():
     predict.add_argument('--runtime', choices=('cvzoo', 'onnxruntime'), default='cvzoo',
                          help="what runs the network between pre- and post-processing "
                          "(onnxruntime: pip install 'cvzoo[onnx]'; see docs/onnxruntime.md)")
-    from cvzoo.cli import download, export
+    from cvzoo.cli import download, export, train
 
     download.add_parser(sub)
     export.add_parser(sub)
+    train.add_parser(sub)
     return parser
 
 
@@ -63,8 +66,9 @@ def main(argv=None):
     propagates with its traceback.
     """
     args = _parser().parse_args(argv)
-    from cvzoo.cli import commands, download, export
+    from cvzoo.cli import commands, download, export, train, train_options
 
     handlers = {**commands.COMMANDS, 'download': download.download_command,
-                'export': export.export_command}
-    return entry.call(f'cvzoo {args.command}', handlers[args.command], args)
+                'export': export.export_command, 'train': train.train_command}
+    failures = train_options.FAILURES if args.command == 'train' else None
+    return entry.call(f'cvzoo {args.command}', handlers[args.command], args, failures=failures)

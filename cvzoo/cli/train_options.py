@@ -1,10 +1,13 @@
-"""The options every train script of scripts/ shares, defined once with their checks.
+"""The options of a training run, defined once with their checks.
 
-``train_ssd.py``, ``train_yolo.py``, ``train_faster_rcnn.py``, ``train_mask_rcnn.py`` and
-``train_classifier.py`` add them with :func:`add_train_options` and their own options
-beside; :func:`check_batchsize` refuses a batch larger than the training set once the
-set is loaded; :func:`run` ends the script (see :mod:`cvzoo.cli.entry`).
+``cvzoo train`` (:mod:`cvzoo.cli.train`, whose options every ``scripts/train_*.py``
+shares) adds them with :func:`add_run_options` and :func:`add_precision_options`;
+:func:`check_batchsize` refuses a batch larger than the training set once the set is
+loaded; :func:`run` ends a train script and :data:`FAILURES` the command (see
+:mod:`cvzoo.cli.entry`).
 """
+
+import argparse
 
 from cvzoo import errors
 from cvzoo.cli import argument_types, entry
@@ -12,66 +15,59 @@ from cvzoo.core import backend
 from cvzoo.core.training.extensions import fail_on_non_number
 
 COMMUNICATORS = ('none', 'mpi', 'nccl')
+AUTOCAST_DTYPES = ('bfloat16', 'float16')
 
 
-def add_train_options(parser, *, iteration, lr, batchsize=None, lr_help=None,
-                      communicator=True, resume_flag=True):
-    """Add --batchsize, --iteration, --lr, --out, --device, --communicator, --seed, --resume,
-    --cuda-graph.
-
-    Args:
-        parser (argparse.ArgumentParser): the script's parser.
-        iteration (int or None): the default of --iteration (None: the script counts in
-            epochs unless it is given).
-        lr (float or None): the default of --lr (None: the script derives it).
-        batchsize (int or None): the default of --batchsize; None: no such option (the
-            script trains on one image per iteration).
-        lr_help (str or None): the help of --lr.
-        communicator (bool): add --communicator (data-parallel over mpiexec processes).
-        resume_flag (bool): add --resume, continuing from the latest snapshot in --out.
-    """
-    if batchsize is not None:
-        parser.add_argument('--batchsize', type=argument_types.positive_int,
-                            default=batchsize, help='examples per iteration (per process)')
-    parser.add_argument('--iteration', type=argument_types.positive_int, default=iteration,
-                        help='length of the run in iterations')
-    parser.add_argument('--lr', type=argument_types.positive_float, default=lr,
-                        help=lr_help or 'learning rate')
-    parser.add_argument('--out', type=argument_types.output_folder, default='result',
+def add_run_options(parser):
+    """Add --out, --device, --communicator, --seed, --cuda-graph and --resume: where and
+    how a run goes, whatever it trains (``cvzoo train`` and the train scripts)."""
+    parser.add_argument('--out', metavar='DIR', type=argument_types.output_folder,
+                        default='result',
                         help='folder of the log, the snapshots and the final model (its '
                         'parent folder must exist)')
-    parser.add_argument('--device', type=argument_types.device, default='cpu',
+    parser.add_argument('--device', metavar='D', type=argument_types.device, default='cpu',
                         help="'cpu' or 'cuda:N'")
-    if communicator:
-        parser.add_argument('--communicator', choices=COMMUNICATORS, default='none')
-    parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--communicator', choices=COMMUNICATORS, default='none',
+                        help='data-parallel over the processes of mpiexec (mpi: CPUs or '
+                        'GPUs, nccl: GPUs)')
+    parser.add_argument('--seed', metavar='S', type=int, default=0,
+                        help='of the weights, the split, the shuffles and the augmentation')
     parser.add_argument('--cuda-graph', action='store_true',
                         help='capture the training step as a CUDA graph after warm-up and '
                         'replay it each iteration (GPU only; a step that cannot be '
                         'captured warns once and trains eagerly)')
-    if resume_flag:
-        parser.add_argument('--resume', action='store_true',
-                            help='continue from the latest snapshot in --out')
+    parser.add_argument('--resume', action='store_true',
+                        help='continue from the latest snapshot in --out')
 
 
-def check_batchsize(batchsize, n_example, dataset):
+def add_precision_options(parser):
+    """Add --autocast and --loss-scaling (mixed precision, docs/gpu.md)."""
+    parser.add_argument('--autocast', choices=AUTOCAST_DTYPES, default=None,
+                        help='mixed precision: convolutions and products in this dtype '
+                        '(float32 weights)')
+    parser.add_argument('--loss-scaling', action=argparse.BooleanOptionalAction, default=None,
+                        help='dynamic loss scaling (default: on with --autocast float16)')
+
+
+def check_batchsize(batchsize, n_example, dataset, option='--dataset'):
     """Refuse a batch larger than the training set: each batch would hold some examples
     twice, and the run would take long to do what a smaller batch does.
 
     Args:
         batchsize (int): the --batchsize given.
         n_example (int): the training examples of ``dataset``.
-        dataset (str): the --dataset given, named in the message.
+        dataset (str): the data given, named in the message.
+        option (str): the option that gave it (``--dataset``, ``cvzoo train``'s ``--data``).
 
     Raises:
-        cvzoo.errors.UsageError: naming --batchsize, --dataset and its size.
+        cvzoo.errors.UsageError: naming --batchsize, the data and its size.
     """
     if n_example == 0:
-        raise errors.UsageError(f'--dataset {dataset}: holds no training examples')
+        raise errors.UsageError(f'{option} {dataset}: holds no training examples')
     if batchsize > n_example:
         raise errors.UsageError(
             f'--batchsize {batchsize}: larger than the {n_example} training examples of '
-            f'--dataset {dataset}; give --batchsize {n_example} or less')
+            f'{option} {dataset}; give --batchsize {n_example} or less')
 
 
 def check_cuda_graph(cuda_graph, device):
@@ -85,8 +81,17 @@ def check_cuda_graph(cuda_graph, device):
                                 f'(got --device {device})')
 
 
+def failures(final_file='model_final.npz'):
+    """The failures of a training run for :func:`cvzoo.cli.entry.call`: a non-finite loss
+    ends it with one line saying that ``final_file`` was not written, status 1."""
+    return {fail_on_non_number.NonFiniteError: f'{final_file} was not written'}
+
+
+FAILURES = failures()
+
+
 def run(main, final_file='model_final.npz'):
     """:func:`cvzoo.cli.entry.run` for a train script: besides a user mistake (one line,
     status 2), a non-finite loss ends it with one line saying that ``final_file`` was not
     written, status 1."""
-    entry.run(main, failures={fail_on_non_number.NonFiniteError: f'{final_file} was not written'})
+    entry.run(main, failures=failures(final_file))

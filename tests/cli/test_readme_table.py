@@ -21,7 +21,7 @@ COMMANDS = _table_commands()
 
 
 def test_the_table_lists_the_subcommands():
-    assert {c.split()[1] for c in COMMANDS} == {'models', 'download', 'predict', 'export'}
+    assert {c.split()[1] for c in COMMANDS} == {'models', 'download', 'predict', 'export', 'train'}
 
 
 @pytest.mark.parametrize('command', COMMANDS, ids=range(len(COMMANDS)))

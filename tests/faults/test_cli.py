@@ -309,3 +309,22 @@ def test_bad_download_deadline_is_one_line_naming_the_variable(monkeypatch, tmp_
     assert status == 2
     _assert_one_line(err, 'cvzoo download: error: CVZOO_DOWNLOAD_DEADLINE', repr(value))
     assert not list((tmp_path / 'home').rglob('*.part'))
+
+
+def test_train_stopped_by_a_non_finite_loss_is_one_line_with_status_1(tmp_path, capsys,
+                                                                     monkeypatch):
+    """`cvzoo train` whose loss turns NaN ends with one line naming the loss and saying
+    that model_final.npz was not written; status 1 (the run failed, the user did not)."""
+    from tests.helpers import train_runs
+
+    data = train_runs.class_folders(tmp_path / 'data')
+    train_runs.poison_at(monkeypatch, 2)
+    out = tmp_path / 'out'
+    status = main.main(['train', 'small_cnn', '--data', str(data), '--iterations', '3',
+                        '--batchsize', '4', '--insize', '8', '--out', str(out)])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert status == 1
+    assert lines[-1].startswith('cvzoo train: error: ') and 'main/loss' in lines[-1]
+    assert lines[-1].endswith('model_final.npz was not written')
+    assert 'Traceback' not in '\n'.join(lines)
+    assert not (out / 'model_final.npz').exists()

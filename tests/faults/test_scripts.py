@@ -9,7 +9,7 @@ import pytest
 
 from cvzoo import errors
 from cvzoo.cli import entry
-from cvzoo.datasets import registry
+from cvzoo.datasets import formats
 from tests.helpers import malicious_pickles, train_runs
 from tests.helpers.scripts import SCRIPTS, run_script
 
@@ -69,15 +69,12 @@ TRAIN_ARGUMENTS = {
     'device_without_cupy': (['--device', 'cuda:0'], ['--device', 'CuPy']),
     'device_misspelt': (['--device', 'gpu'], ['--device', "'gpu'"]),
 }
-ONE_IMAGE_SCRIPTS = ('train_faster_rcnn',)  # no --batchsize: one image per iteration
 
 
 @pytest.mark.parametrize('case', list(TRAIN_ARGUMENTS))
 @pytest.mark.parametrize('name', TRAIN_SCRIPTS)
 def test_train_argument_mistake_is_one_line(name, case, tmp_path, monkeypatch, capsys, no_cupy):
     argv, texts = TRAIN_ARGUMENTS[case]
-    if name in ONE_IMAGE_SCRIPTS and argv[0] == '--batchsize':
-        pytest.skip(f'{name} has no --batchsize')
     argv = [a.format(tmp=tmp_path) for a in argv]
     dataset = ['--dataset', str(tmp_path / 'd.json')] if name == 'train_mask_rcnn' else []
     status, line = _run(name, dataset + argv, monkeypatch, capsys)
@@ -92,8 +89,8 @@ def test_train_argument_mistake_is_one_line(name, case, tmp_path, monkeypatch, c
     ('train_classifier', ['--insize', '0']), ('train_classifier', ['--epoch', '0']),
     ('train_yolo', ['--epoch', '-1']), ('train_yolo', ['--jitter', '1.5']),
     ('train_ssd', ['--max-expand-ratio', '0.5']), ('train_faster_rcnn', ['--min-size', '0']),
-    ('train_classifier', ['--loaderjob', '-1']),
-    ('train_classifier', ['--resume', '{tmp}/snapshot_iter_7']),
+    ('train_mask_rcnn', ['--max-size', '-2']), ('train_ssd', ['--format', 'pascal']),
+    ('train_classifier', ['--val-fraction', '1.5']),
     ('train_yolo', ['--cfg', '{tmp}/missing.cfg']),
 ], ids=lambda value: value if isinstance(value, str) else value[0])
 def test_train_script_option_mistake_is_one_line(name, argv, tmp_path, monkeypatch, capsys):
@@ -109,29 +106,30 @@ def test_batch_larger_than_the_training_set_is_refused_at_once(name, tmp_path, m
     out = tmp_path / 'out'
     argv = train_runs.train_args(name, tmp_path, out, 2) + ['--batchsize', '500']
     model_built = []
-    monkeypatch.setattr('cvzoo.models.zoo.get_model', lambda *a, **k: model_built.append(1))
+    monkeypatch.setattr('cvzoo.models.get_model', lambda *a, **k: model_built.append(1))
     status, line = _run(f'train_{name}', argv, monkeypatch, capsys)
     assert status == 2
     data = str(tmp_path / 'data')
-    n_train = len(registry.load_classification_training_splits(data, None, 0)[0]
-                  if name == 'classifier' else registry.load_detection_training_splits(data)[0])
+    n_train = len(formats.load_training_data(data).train)
     assert f'--batchsize 500: larger than the {n_train} training examples' in line
     assert str(tmp_path / 'data') in line
     assert not model_built and not out.exists()
 
 
-def test_batch_larger_than_the_images_with_instances_is_refused_at_once(tmp_path, monkeypatch,
-                                                                       capsys):
-    """train_mask_rcnn.py trains on the images that hold an instance (3 of 5 here)."""
+def test_batch_larger_than_the_json_s_images_is_refused_at_once(tmp_path, monkeypatch, capsys):
+    """train_mask_rcnn.py counts the json's images (3 with shapes, 2 without) before it
+    builds the model."""
     from tests.helpers import coco_shapes
 
     train = coco_shapes.write_coco_shapes(tmp_path, 'train', 3, size=48, n_unannotated=2)
     model_built = []
-    monkeypatch.setattr('cvzoo.models.zoo.get_model', lambda *a, **k: model_built.append(1))
-    status, line = _run('train_mask_rcnn', ['--dataset', train, '--batchsize', '4',
+    monkeypatch.setattr('cvzoo.models.get_model', lambda *a, **k: model_built.append(1))
+    status, line = _run('train_mask_rcnn', ['--dataset', train, '--batchsize', '6',
                                             '--out', tmp_path / 'out'], monkeypatch, capsys)
     assert status == 2
-    assert f'--batchsize 4: larger than the 3 training examples of --dataset {train}' in line
+    n_train = len(formats.load_training_data(train).train)
+    assert f'--batchsize 6: larger than the {n_train} training examples of --dataset ' \
+        f'{train}' in line
     assert not model_built and not (tmp_path / 'out').exists()
 
 

@@ -7,7 +7,8 @@ neck; the RPN, box head and mask head are the model's own. Its train chain sampl
 fewer RoIs per image than the paper's 512, which is what a CPU pays for most (each
 RoI's 7x7 pooling and fc layers, and each foreground RoI's mask head).
 
-Trained from scratch by cvzoo.models.train_mask_rcnn on 400 generated 96x96 images of
+Trained from scratch (measured through the former cvzoo.models.train_mask_rcnn, whose
+settings the ChainerCV recipe of cvzoo.training.train keeps) on 400 generated 96x96 images of
 non-overlapping shapes (tests.helpers.coco_shapes), batches of 4 images, lr 0.02 and 64
 RoIs per image reach mask mAP@0.5 1.0 on 50 held-out images in 1,900 iterations; batches
 of 2 stay near 0.35 (bench/train_small_mask_rcnn.py; the table is in

@@ -9,7 +9,7 @@ from tests.helpers import scripts
 from tests.helpers.darknet_cfgs import TINY_YOLO_CFG
 
 # the file each train script writes last
-FINAL = {'ssd': 'model_final.npz', 'yolo': 'model_final.npz', 'classifier': 'model.npz'}
+FINAL = {'ssd': 'model_final.npz', 'yolo': 'model_final.npz', 'classifier': 'model_final.npz'}
 
 
 def load_train_script(name):
@@ -62,7 +62,7 @@ def train_args(name, tmp_path, out, iteration, seed=0):
         voc_folder(data)
     if name == 'ssd':
         return ['--dataset', str(data), '--model', 'ssd_tiny', '--insize', '64',
-                '--batchsize', '2', '--optimizer', 'adam'] + common
+                '--batchsize', '2'] + common
     cfg = tmp_path / 'tiny.cfg'
     cfg.write_text(TINY_YOLO_CFG)
     return ['--cfg', str(cfg), '--dataset', str(data), '--batchsize', '2',

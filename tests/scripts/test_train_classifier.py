@@ -26,39 +26,44 @@ def _make_folder_dataset(root, n_per_class=6):
 def test_smoke_on_a_folder_writes_log_plots_and_snapshots(tmp_path, capsys):
     _make_folder_dataset(tmp_path / 'data')
     out = tmp_path / 'out'
-    result = _script().main(['--dataset', str(tmp_path / 'data'), '--iteration', '4',
-                             '--batchsize', '4', '--insize', '8', '--out', str(out)])
-    assert 0.0 <= result['validation/main/top1'] <= 1.0
+    top1 = _script().main(['--dataset', str(tmp_path / 'data'), '--iteration', '4',
+                           '--batchsize', '4', '--insize', '8', '--out', str(out)])
+    assert 0.0 <= top1 <= 1.0
     log = [json.loads(line) for line in (out / 'log').read_text().splitlines()]
     assert [e['iteration'] for e in log] == [1, 2, 3, 4]
     assert {'main/loss', 'lr', 'validation/main/top1'} <= set(log[-1])
     with Image.open(out / 'loss.png') as img:
         assert img.size == (640, 480)
-    assert sorted(p.name for p in out.glob('snapshot_iter_*')) == ['snapshot_iter_3',
-                                                                   'snapshot_iter_4']
-    assert (out / 'model.npz').exists()
-    assert 'validation top1' in capsys.readouterr().out
+    assert sorted(p.name for p in out.glob('snapshot_iter_*')) == ['snapshot_iter_4']
+    assert (out / 'model_final.npz').exists()
+    assert f'validation/main/top1: {top1:.4f}' in capsys.readouterr().out
 
 
-def test_resume_continues_from_the_snapshot(tmp_path):
+def test_the_script_is_cvzoo_train_with_its_defaults(tmp_path, capsys):
+    """The same data and seed give the same model through the script and the command."""
+    from cvzoo.cli import main
+    from cvzoo.core.serializers import npz
+
     _make_folder_dataset(tmp_path / 'data')
-    args = ['--dataset', str(tmp_path / 'data'), '--batchsize', '4', '--insize', '8']
-    _script().main(args + ['--iteration', '4', '--out', str(tmp_path / 'whole')])
-    _script().main(args + ['--iteration', '4', '--out', str(tmp_path / 'resumed'),
-                           '--resume', str(tmp_path / 'whole' / 'snapshot_iter_3')])
-    whole = [json.loads(line) for line in (tmp_path / 'whole' / 'log').read_text().splitlines()]
-    resumed = [json.loads(line)
-               for line in (tmp_path / 'resumed' / 'log').read_text().splitlines()]
-    assert [e['main/loss'] for e in resumed] == [e['main/loss'] for e in whole]
+    common = ['--iteration', '3', '--batchsize', '4', '--insize', '8', '--seed', '3']
+    _script().main(['--dataset', str(tmp_path / 'data'), '--out', str(tmp_path / 'script'),
+                    *common])
+    assert main.main(['train', 'small_cnn', '--data', str(tmp_path / 'data'), '--lr', '0.05',
+                      '--out', str(tmp_path / 'command'), *common]) == 0
+    script = npz.read_npz(tmp_path / 'script' / 'model_final.npz')
+    command = npz.read_npz(tmp_path / 'command' / 'model_final.npz')
+    assert script.keys() == command.keys()
+    for key in script:
+        numpy.testing.assert_array_equal(script[key], command[key], err_msg=key)
 
 
 @pytest.mark.slow
 def test_digits_reach_97_percent_in_under_5_minutes(tmp_path):
     pytest.importorskip('sklearn')
     start = time.monotonic()
-    result = _script().main(['--dataset', 'digits', '--epoch', '12', '--out', str(tmp_path)])
+    top1 = _script().main(['--dataset', 'digits', '--epoch', '12', '--out', str(tmp_path)])
     elapsed = time.monotonic() - start
-    assert result['validation/main/top1'] >= 0.97
+    assert top1 >= 0.97
     assert elapsed < 300
 
 
@@ -77,9 +82,9 @@ def _digits_run(tmp_path, name, extra, monkeypatch):
 
     monkeypatch.setattr(mixed_precision, 'cast_to_low_precision', recording_cast)
     out = tmp_path / name
-    result = _script().main(['--dataset', 'digits', '--epoch', '8', '--out', str(out)] + extra)
+    top1 = _script().main(['--dataset', 'digits', '--epoch', '8', '--out', str(out)] + extra)
     log = [json.loads(line) for line in (out / 'log').read_text().splitlines()]
-    return result['validation/main/top1'], seen, log
+    return top1, seen, log
 
 
 def test_digits_in_mixed_precision_match_float32(tmp_path, monkeypatch):

@@ -1,5 +1,5 @@
 """The training proof of Mask R-CNN: the small Mask R-CNN of tests.helpers.small_mask_rcnn,
-trained from scratch by cvzoo.models.train_mask_rcnn (the code of scripts/
+trained from scratch by cvzoo.training.train (the code of `cvzoo train` and scripts/
 train_mask_rcnn.py) on generated shapes, segments held-out shapes (bench/
 train_small_mask_rcnn.py does the run; docs/train_instance_segmentation.md has the
 measurements behind the settings). About 45 minutes on two CPU cores (measured: mask
