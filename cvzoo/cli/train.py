@@ -6,7 +6,7 @@
                 [--iterations N | --epochs N] [--batchsize B] [--lr LR]
                 [--optimizer momentum_sgd|sgd|adam] [--device D]
                 [--communicator none|mpi|nccl] [--out DIR] [--resume] [--seed S]
-                [--cuda-graph] [--autocast bfloat16|float16] [--[no-]loss-scaling]
+                [--cuda-graph] [--dtype float32|bfloat16|float16] [--[no-]loss-scaling]
                 [--no-augment] [--insize S] [--min-size S --max-size S]
 
 The data's format is recognised (``cvzoo.datasets.formats``), the model is built for the

@@ -13,9 +13,7 @@ from cvzoo import errors
 from cvzoo.cli import argument_types, entry
 from cvzoo.core import backend
 from cvzoo.core.training.extensions import fail_on_non_number
-
-COMMUNICATORS = ('none', 'mpi', 'nccl')
-AUTOCAST_DTYPES = ('bfloat16', 'float16')
+from cvzoo.training.train import AUTOCAST_DTYPES, COMMUNICATORS
 
 
 def add_run_options(parser):
@@ -41,12 +39,23 @@ def add_run_options(parser):
 
 
 def add_precision_options(parser):
-    """Add --autocast and --loss-scaling (mixed precision, docs/gpu.md)."""
-    parser.add_argument('--autocast', choices=AUTOCAST_DTYPES, default=None,
+    """Add --dtype (alias --autocast) and --loss-scaling (mixed precision, docs/gpu.md)."""
+    parser.add_argument('--dtype', '--autocast', dest='autocast', type=_compute_dtype,
+                        default=None, metavar='{float32,bfloat16,float16}',
                         help='mixed precision: convolutions and products in this dtype '
-                        '(float32 weights)')
+                        '(float32 weights; float32: none)')
     parser.add_argument('--loss-scaling', action=argparse.BooleanOptionalAction, default=None,
                         help='dynamic loss scaling (default: on with --autocast float16)')
+
+
+def _compute_dtype(text):
+    """'float32' -> None (no autocast); 'bfloat16' or 'float16' as they are."""
+    if text == 'float32':
+        return None
+    if text not in AUTOCAST_DTYPES:
+        raise argparse.ArgumentTypeError(
+            f"expected 'float32' or one of {', '.join(AUTOCAST_DTYPES)}, got {text!r}")
+    return text
 
 
 def check_batchsize(batchsize, n_example, dataset, option='--dataset'):
