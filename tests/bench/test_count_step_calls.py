@@ -38,8 +38,9 @@ def test_stand_in_counts_kernels_per_phase_and_class(stand_in):
         ['--model', 'resnet50', '--size', '32', '--device', 'cuda:0', '--top', '40'])
     phases = _table(lines, '| phase | Python calls | kernel launches |')
     kernels = [_number(phases[name][1]) for name in ('forward', 'backward', 'update')]
-    # at least one launch per convolution (53) and per parameter update (161)
-    assert kernels[0] >= 53 and kernels[1] >= 53 and kernels[2] >= 161
+    # at least one launch per convolution (53); the update runs once per group of
+    # parameters of one dtype and device (cvzoo/core/optimizers/multi_tensor.py)
+    assert kernels[0] >= 53 and kernels[1] >= 53 and kernels[2] >= 1
     assert _number(phases['step'][1]) == sum(kernels)
     classes = _table(lines, '| function class | Python calls | kernel launches |')
     # every kernel of the step is attributed to a class or to the engine

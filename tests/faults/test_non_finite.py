@@ -143,11 +143,11 @@ def test_a_diverged_update_writes_no_snapshot_and_the_message_names_the_finite_o
     snapshots = sorted(out.glob('snapshot_iter_*'))
     assert [p.name for p in snapshots] == ['snapshot_iter_1']
     assert not _non_finite_keys(snapshots[0])
-    assert not (out / 'model.npz').exists()
+    assert not (out / 'model_final.npz').exists()
     # the snapshot named resumes
     train_runs.load_train_script('classifier').main(
-        args + ['--resume', str(snapshots[0])])
-    assert (out / 'model.npz').exists()
+        args + ['--resume'])
+    assert (out / 'model_final.npz').exists()
 
 
 def test_a_first_update_that_diverges_says_no_snapshot_holds_a_finite_state(
@@ -170,12 +170,12 @@ def test_resume_from_a_snapshot_holding_nan_names_it_and_the_array(tmp_path):
     key = next(k for k in arrays if k.startswith('updater/model:main/') and k.endswith('/W'))
     arrays[key] = numpy.full_like(arrays[key], numpy.nan)
     _npz(snapshot, **arrays)
-    (out / 'model.npz').unlink()
+    (out / 'model_final.npz').unlink()
     with pytest.raises(errors.WeightLoadError) as info:
-        train_runs.load_train_script('classifier').main(args + ['--resume', str(snapshot)])
+        train_runs.load_train_script('classifier').main(args + ['--resume'])
     assert str(info.value).startswith(str(snapshot))
     assert f'{key} holds NaN or inf' in str(info.value)
-    assert not (out / 'model.npz').exists()
+    assert not (out / 'model_final.npz').exists()
 
 
 def test_resume_from_a_truncated_newest_snapshot_names_it_and_what_is_left(tmp_path):
@@ -228,4 +228,4 @@ def test_an_overflowing_float16_step_is_skipped_and_the_run_goes_on(tmp_path, mo
     assert npz.read_npz(out / 'snapshot_iter_4')['updater/optimizer:main/t'] == 4 - n_skipped
     snapshots = sorted(out.glob('snapshot_iter_*'))
     assert snapshots and all(not _non_finite_keys(p) for p in snapshots)
-    assert (out / 'model.npz').exists() and not _non_finite_keys(out / 'model.npz')
+    assert (out / 'model_final.npz').exists() and not _non_finite_keys(out / 'model_final.npz')

@@ -34,14 +34,15 @@ CORRUPT_SNAPSHOTS = {
 @pytest.mark.parametrize('case', list(CORRUPT_SNAPSHOTS), ids=list(CORRUPT_SNAPSHOTS))
 def test_resume_from_a_corrupt_snapshot_names_it(tmp_path, case):
     breaks, error, text = CORRUPT_SNAPSHOTS[case]
-    snapshot = tmp_path / 'snapshot_iter_7'
-    breaks(snapshot)
-    args = train_runs.train_args('classifier', tmp_path, tmp_path / 'out', 2)
+    out = tmp_path / 'out'
+    out.mkdir()
+    breaks(out / 'snapshot_iter_7')  # the newest snapshot, which --resume loads
+    args = train_runs.train_args('classifier', tmp_path, out, 2)
     with pytest.raises(error) as info:
-        train_runs.load_train_script('classifier').main(args + ['--resume', str(snapshot)])
+        train_runs.load_train_script('classifier').main(args + ['--resume'])
     assert type(info.value) is error
     assert 'snapshot_iter_7' in str(info.value) and text in str(info.value)
-    assert not (tmp_path / 'out' / 'model.npz').exists()
+    assert not (out / 'model_final.npz').exists()
 
 
 # case: (script, iteration whose loss is NaN)
