@@ -14,6 +14,7 @@ recipe fails here.
 
 import dataclasses
 import importlib
+import shutil
 
 import numpy
 import pytest
@@ -27,6 +28,14 @@ from cvzoo.training import train
 
 # classifiers whose fully connected layers need a given input side; others train at 64
 CLASSIFIER_SIZE = {'vgg16': 224, 'small_cnn': 32}
+
+
+@pytest.fixture(autouse=True)
+def _remove_snapshots(tmp_path):
+    """Remove each run's snapshots after the test, passed or failed: uncompressed, those of
+    the large models take hundreds of MB each, tens of GB over the registry."""
+    yield
+    shutil.rmtree(tmp_path, ignore_errors=True)
 
 
 @pytest.fixture
