@@ -245,11 +245,9 @@ def _communicator(name, device):
     """(communicator or None, this process's device)."""
     if name == 'none':
         return None, device
-    from cvzoo.core.communicators.create_communicator import create_communicator
+    from cvzoo.core.communicators.data_parallel import create_rank_communicator
 
-    comm = create_communicator(name)
-    # this rank's own GPU, current before the model or any array is made
-    return comm, str(comm.rank_device(device))
+    return create_rank_communicator(name, device)
 
 
 def _run_length(recipe, iterations, epochs, n_examples, batchsize):

@@ -5,6 +5,17 @@ from cvzoo.core.communicators.create_communicator import create_communicator
 from cvzoo.core.communicators.scatter_dataset import scatter_dataset
 
 
+def create_rank_communicator(name, device):
+    """The communicator ``name`` and this rank's device: a GPU ``device`` becomes this
+    rank's own GPU, made current before the model or any array is made.
+
+    Returns:
+        tuple: (communicator, device as a str).
+    """
+    comm = create_communicator(name)
+    return comm, str(comm.rank_device(device))
+
+
 def setup_data_parallel(name, dataset, optimizer, device, seed=None):
     """Create a communicator, give this rank its share of the data, all-reduce gradients.
 
@@ -18,8 +29,6 @@ def setup_data_parallel(name, dataset, optimizer, device, seed=None):
     Returns:
         tuple: (communicator, this rank's dataset, wrapped optimizer, device).
     """
-    comm = create_communicator(name)
-    # this rank's own GPU, current before the model or any array is made
-    device = str(comm.rank_device(device))
+    comm, device = create_rank_communicator(name, device)
     dataset = scatter_dataset(dataset, comm, shuffle=True, seed=seed)
     return comm, dataset, multi_node_optimizer.create_multi_node_optimizer(optimizer, comm), device
