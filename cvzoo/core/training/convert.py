@@ -42,7 +42,7 @@ def concat_examples(batch, device=None, padding=None):
 
 
 
-def list_fields(batch, device=None, host_fields=()):
+def list_fields(batch, device=None, host_fields=(), padding=None):
     """Stack the first field of the examples; keep every other field as a list.
 
     The converter of train chains that take variable-length fields per image (boxes,
@@ -54,6 +54,8 @@ def list_fields(batch, device=None, host_fields=()):
         batch (list of tuple): the examples.
         device: where the arrays go (default the CPU).
         host_fields (tuple of int): positions of the fields left as they are.
+        padding: None to require images of one size; else the value that pads smaller
+            images at the bottom and right to the largest.
 
     Returns:
         tuple: the stacked images, then one list per other field.
@@ -64,7 +66,7 @@ def list_fields(batch, device=None, host_fields=()):
     ((2, 3, 2, 2), [(1, 4), (2, 4)])
     """
     _check_tuples(batch, 'list_fields')
-    images = _concat_field([example[0] for example in batch], device, None)
+    images = _concat_field([example[0] for example in batch], device, padding)
     return (images,) + _per_example_fields(batch, device, host_fields)
 
 
@@ -149,10 +151,8 @@ def images_and_target_lists(batch, device=None, padding=0):
     >>> x.shape, [bbox.shape for bbox in bboxes]
     ((2, 3, 4, 2), [(1, 4), (0, 4)])
     """
-    if len(batch) == 0:
-        raise ValueError('images_and_target_lists: batch is empty')
-    x = _concat_field([example[0] for example in batch], device, padding)
-    return (x,) + tuple([example[i] for example in batch] for i in range(1, len(batch[0])))
+    _check_tuples(batch, 'images_and_target_lists')
+    return list_fields(batch, device, host_fields=range(1, len(batch[0])), padding=padding)
 
 
 # --- R-CNN instance segmentation and keypoint batches ---------------------------------
