@@ -12,8 +12,9 @@ import argparse
 from cvzoo import errors
 from cvzoo.cli import argument_types, entry
 from cvzoo.core import backend
+from cvzoo.core.communicators.data_parallel import COMMUNICATORS
+from cvzoo.core.mixed_precision import AUTOCAST_DTYPES
 from cvzoo.core.training.extensions import fail_on_non_number
-from cvzoo.training.train import AUTOCAST_DTYPES, COMMUNICATORS
 
 
 def add_run_options(parser):

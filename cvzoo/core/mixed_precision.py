@@ -41,7 +41,7 @@ FLOAT32_FUNCTIONS = (
 )
 PROMOTE_FUNCTIONS = ('add', 'concat', 'div', 'mul', 'sub')
 
-_LOW_DTYPE_NAMES = ('bfloat16', 'float16')
+AUTOCAST_DTYPES = ('bfloat16', 'float16')  # the dtypes autocast computes in
 
 
 def _bfloat16():
@@ -63,7 +63,7 @@ def low_precision_dtype(dtype) -> numpy.dtype:
     name = dtype if isinstance(dtype, str) else getattr(dtype, '__name__', None)
     if name is None:
         name = getattr(dtype, 'name', None)
-    if name not in _LOW_DTYPE_NAMES:
+    if name not in AUTOCAST_DTYPES:
         raise errors.UsageError(
             "autocast: dtype must be 'bfloat16' or 'float16' (or numpy.float16, "
             f'ml_dtypes.bfloat16), got {dtype!r}')

@@ -20,6 +20,8 @@ import numpy
 from cvzoo import errors
 from cvzoo.core import autocast as autocast_context
 from cvzoo.core import backend, device_random, optimizers
+from cvzoo.core.communicators.data_parallel import COMMUNICATORS
+from cvzoo.core.mixed_precision import AUTOCAST_DTYPES
 from cvzoo.core.serializers import npz
 from cvzoo.core.training import extension, iterators, triggers, updaters
 from cvzoo.core.training import trainer as trainer_module
@@ -37,8 +39,6 @@ from cvzoo.datasets.transform_dataset import TransformDataset
 from cvzoo.models.weights.trained_model import save_trained_model
 from cvzoo.training import evaluation, schedule
 
-AUTOCAST_DTYPES = ('bfloat16', 'float16')
-COMMUNICATORS = ('none', 'mpi', 'nccl')
 # the tasks whose models count their classes without the background
 FG_CLASS_TASKS = ('detection', 'instance_segmentation', 'keypoint_detection')
 EVALUATIONS_PER_RUN = 5

@@ -4,6 +4,9 @@ from cvzoo.core.communicators import multi_node_optimizer
 from cvzoo.core.communicators.create_communicator import create_communicator
 from cvzoo.core.communicators.scatter_dataset import scatter_dataset
 
+# a training run's choices: one process, or data-parallel over the processes of mpiexec
+COMMUNICATORS = ('none', 'mpi', 'nccl')
+
 
 def create_rank_communicator(name, device):
     """The communicator ``name`` and this rank's device: a GPU ``device`` becomes this
