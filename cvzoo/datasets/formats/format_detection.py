@@ -3,6 +3,7 @@
 import pathlib
 
 from cvzoo import errors
+from cvzoo.datasets.coco.coco_annotations import parse_once
 from cvzoo.datasets.formats import (
     class_folders,
     coco_files,
@@ -62,6 +63,7 @@ def _coco_format(path, task):
     return coco_files.format_for(found, task, jsons['train'])
 
 
+@parse_once()  # load_training_data then reads the COCO json parsed here
 def detect_format(path, task=None):
     """The format of the data at ``path``: one of FORMATS.
 

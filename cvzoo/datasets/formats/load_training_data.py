@@ -5,6 +5,7 @@ import math
 import pathlib
 
 from cvzoo import errors
+from cvzoo.datasets.coco.coco_annotations import parse_once
 from cvzoo.datasets.formats import (
     class_folders,
     coco_files,
@@ -106,6 +107,7 @@ def _validation(val, format, detect, task, label_names):
     return _on_train_labels(dataset, splits.label_names, label_names, task, val)
 
 
+@parse_once()  # a COCO json is parsed once, to tell its format and to read it
 def load_training_data(path, task=None, format='auto', val=None, val_fraction=0.2, seed=0):
     """Read the data at ``path`` for training.
 
