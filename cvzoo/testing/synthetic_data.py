@@ -10,9 +10,10 @@ The generators are seeded and work in memory (images are (H, W, 3) uint8):
 - :func:`texture_images`: stripes, checks and dots of random period and colours, a class
   per pattern (:data:`TEXTURE_NAMES`): classification.
 
-The writers (:func:`write_class_folders`, :func:`write_voc`, :func:`write_coco`,
-:func:`write_yolo`, :func:`write_segmentation_folders`) lay a train split and an optional
-validation split out the way annotation tools export them; :func:`make_dataset` generates
+The writers (:func:`write_class_folders`, :func:`write_voc` (VOC's layout, or the xml
+files beside the images), :func:`write_coco`, :func:`write_yolo`,
+:func:`write_segmentation_folders`) lay a train split and an optional validation split
+out the way annotation tools export them; :func:`make_dataset` generates
 and writes in one call. A small model trained a few minutes on 200 such images of 64 px
 reaches well above chance on each task.
 
@@ -276,26 +277,52 @@ _VOC_OBJECT = ('<object><name>{name}</name><difficult>0</difficult><bndbox><xmin
                '<ymin>{1}</ymin><xmax>{2}</xmax><ymax>{3}</ymax></bndbox></object>')
 
 
-def write_voc(out, train, val=None, label_names=SHAPE_NAMES):
-    """Write :class:`ShapeScene` as a VOC folder: ``JPEGImages/<id>.jpg`` (quality 95),
-    ``Annotations/<id>.xml`` (VOC's 1-based inclusive pixel indices) and
-    ``ImageSets/Main/train.txt`` and ``test.txt`` (the validation split; empty without
-    ``val``), the layout ``scripts/train_*.py --dataset PATH`` read. Returns ``out``."""
+VOC_LAYOUTS = ('devkit', 'flat')
+
+
+def _voc_xml(scene, image_id, label_names):
+    """The VOC annotation of a :class:`ShapeScene` whose image is ``<image_id>.jpg``."""
+    # NOTE: pixel k covers [k, k + 1): the continuous box [x0, x1) is the 1-based
+    # pixels x0 + 1 .. x1
+    objects = ''.join(_VOC_OBJECT.format(int(x0) + 1, int(y0) + 1, int(x1), int(y1),
+                                         name=label_names[label])
+                      for label, (x0, y0, x1, y1) in zip(scene.label, scene.bbox))
+    H, W = scene.img.shape[:2]
+    return _VOC_XML.format(id=image_id, W=W, H=H, objects=objects)
+
+
+def write_voc(out, train, val=None, label_names=SHAPE_NAMES, layout='devkit'):
+    """Write :class:`ShapeScene` as VOC data: ``<id>.jpg`` images (quality 95) and
+    ``<id>.xml`` annotations (VOC's 1-based inclusive pixel indices).
+
+    Args:
+        layout (str): 'devkit': VOC's own folder, ``JPEGImages/``, ``Annotations/`` and
+            ``ImageSets/Main/train.txt`` and ``test.txt`` (the validation split; empty
+            without ``val``), the layout ``scripts/train_*.py --dataset PATH`` read.
+            'flat': each xml beside its image, in ``out`` (LabelImg's export) or, with
+            ``val``, in ``out/train/`` and ``out/valid/`` (Roboflow's "Pascal VOC").
+
+    Returns ``out`` as a Path.
+    """
+    if layout not in VOC_LAYOUTS:
+        raise errors.UsageError(f'layout: expected one of {VOC_LAYOUTS}, got {layout!r}')
     out = pathlib.Path(out)
+    if layout == 'flat':
+        for split, scenes in _splits(train, val):
+            folder = out / {'train': 'train', 'val': 'valid'}[split] if val else out
+            for index, scene in enumerate(scenes):
+                _save(scene.img, folder / f'{index:06d}.jpg')
+                (folder / f'{index:06d}.xml').write_text(
+                    _voc_xml(scene, f'{index:06d}', label_names))
+        return out
     for sub in ('Annotations', 'JPEGImages', 'ImageSets/Main'):
         (out / sub).mkdir(parents=True, exist_ok=True)
     scenes = list(train) + list(val or [])
     ids = [f'{k:06d}' for k in range(len(scenes))]
     for image_id, scene in zip(ids, scenes):
         _save(scene.img, out / 'JPEGImages' / f'{image_id}.jpg')
-        # NOTE: pixel k covers [k, k + 1): the continuous box [x0, x1) is the 1-based
-        # pixels x0 + 1 .. x1
-        objects = ''.join(_VOC_OBJECT.format(int(x0) + 1, int(y0) + 1, int(x1), int(y1),
-                                             name=label_names[label])
-                          for label, (x0, y0, x1, y1) in zip(scene.label, scene.bbox))
-        H, W = scene.img.shape[:2]
         (out / 'Annotations' / f'{image_id}.xml').write_text(
-            _VOC_XML.format(id=image_id, W=W, H=H, objects=objects))
+            _voc_xml(scene, image_id, label_names))
     n_train = len(train)
     (out / 'ImageSets/Main/train.txt').write_text('\n'.join(ids[:n_train]) + '\n')
     (out / 'ImageSets/Main/test.txt').write_text('\n'.join(ids[n_train:]) + '\n')

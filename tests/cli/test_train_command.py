@@ -255,6 +255,19 @@ def test_a_coco_json_is_parsed_once(name, fmt, datasets, monkeypatch, capsys):
     assert sorted(parsed) == [f'{prefix}_train.json', f'{prefix}_val.json']
 
 
+def test_a_flat_voc_export_trains_a_detector(tmp_path, capsys):
+    """LabelImg's and Roboflow's VOC export, xml files beside the images in train/ and
+    valid/, is VOC data."""
+    from cvzoo.testing import synthetic_data
+
+    data = synthetic_data.make_dataset('voc', tmp_path / 'export', 4, 2, 64, layout='flat')
+    out = tmp_path / 'out'
+    text = _train(['ssd_tiny', '--data', data, '--insize', '64', '--iterations', '2',
+                   '--batchsize', '2', '--out', out], capsys)
+    assert '(voc, detection): 4 training and 2 held-out examples' in text
+    assert (out / 'model_final.npz').is_file()
+
+
 def test_a_detector_on_instance_data_reads_its_boxes(datasets, tmp_path, capsys):
     """A COCO json with masks trains a detector on its boxes (the format read for the
     model's task)."""

@@ -103,6 +103,8 @@ def test_unknown_format_and_options_are_refused(tmp_path):
         synthetic_data.make_dataset('pascal', tmp_path / 'x', 2)
     with pytest.raises(errors.UsageError, match='masks'):
         synthetic_data.make_dataset('coco_instances', tmp_path / 'x', 2, masks='bitmap')
+    with pytest.raises(errors.UsageError, match="layout: .*'labelimg'"):
+        synthetic_data.make_dataset('voc', tmp_path / 'x', 2, layout='labelimg')
 
 
 def test_script_writes_each_format_through_the_module(tmp_path):
@@ -113,6 +115,27 @@ def test_script_writes_each_format_through_the_module(tmp_path):
         script.main(['--out', str(tmp_path / format), '--format', format, '--n-train', '3',
                      '--n-test', '1', '--size', '32'])
         assert detect_format(tmp_path / format) == format
+
+
+@pytest.mark.parametrize('n_test, files', [(0, ['000000.jpg', '000000.xml', '000001.jpg',
+                                                 '000001.xml']),
+                                            (1, ['train', 'valid'])])
+def test_script_writes_voc_xml_beside_the_images(n_test, files, tmp_path):
+    from cvzoo.datasets.formats import detect_format
+
+    load_script('make_shapes_dataset').main(['--out', str(tmp_path / 's'), '--layout', 'flat',
+                                             '--n-train', '2', '--n-test', str(n_test),
+                                             '--size', '32'])
+    assert sorted(p.name for p in (tmp_path / 's').iterdir()) == files
+    assert detect_format(tmp_path / 's') == 'voc'
+
+
+def test_script_refuses_a_layout_for_another_format(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        load_script('make_shapes_dataset').main(['--out', str(tmp_path / 's'), '--format',
+                                                 'yolo', '--layout', 'flat'])
+    assert exit_info.value.code == 2 and '--layout' in capsys.readouterr().err
+    assert not (tmp_path / 's').exists()
 
 
 def test_script_refuses_masks_for_a_format_without_them(tmp_path, capsys):
