@@ -46,7 +46,8 @@ def main(argv=None):
                                          f'{synthetic_data.MIN_SIZE})')
     parser.add_argument('--masks', choices=synthetic_data.COCO_MASKS, default=None,
                         help='coco_instances and coco_keypoints: masks as polygons '
-                             '(default), compressed RLE or RLE counts')
+                             '(default), compressed RLE, RLE counts or mixed (polygons, '
+                             'circles and covered shapes as RLE counts)')
     parser.add_argument('--layout', choices=synthetic_data.VOC_LAYOUTS, default=None,
                         help="voc: VOC's folders (devkit, the default) or each xml beside "
                              'its image (flat)')
