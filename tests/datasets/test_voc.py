@@ -48,8 +48,8 @@ def test_custom_label_names_from_xml_and_clipping(tmp_path):
     ('<annotation><object>', 'not valid xml'),
     ('<annotation><object><name>dog</name></object></annotation>',
      r"object 0 \('dog'\) has no <bndbox>"),
-    ('<annotation><object><name>dog</name><bndbox><ymin>1</ymin><xmax>2</xmax><ymax>2</ymax>'
-     '</bndbox></object></annotation>', r"object 0 \('dog'\): missing .*<bndbox/xmin>"),
+    (('<annotation><object><name>dog</name><bndbox><ymin>1</ymin><xmax>2</xmax><ymax>2</ymax>'
+      '</bndbox></object></annotation>'), r"object 0 \('dog'\): missing .*<bndbox/xmin>"),
     ('<annotation><object><name>dog</name><bndbox><xmin>a</xmin><ymin>1</ymin><xmax>2</xmax>'
      '<ymax>2</ymax></bndbox></object></annotation>', 'xmin'),
     ('<annotation><object><name>dog</name><bndbox><xmin>5</xmin><ymin>1</ymin><xmax>2</xmax>'

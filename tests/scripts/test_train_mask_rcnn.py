@@ -8,9 +8,8 @@ import pytest
 
 from cvzoo import errors
 from cvzoo.models import zoo
-from cvzoo.testing.model_checks import assert_is_instance_segmentation_model
-
 from cvzoo.testing import synthetic_data
+from cvzoo.testing.model_checks import assert_is_instance_segmentation_model
 from tests.helpers import scripts
 
 MODEL = 'mask_rcnn_fpn_resnet50'

@@ -13,7 +13,6 @@ block of its own).
 """
 
 from cvzoo.datasets.coco.coco_annotations import parse_once
-
 from cvzoo.datasets.formats.format_detection import FORMAT_TASKS, FORMATS, TASKS, detect_format
 from cvzoo.datasets.formats.load_training_data import TrainingData, load_training_data
 

@@ -121,8 +121,9 @@ def test_a_missing_image_names_the_xml_and_the_filename(tmp_path):
 @pytest.mark.parametrize('object_xml, error, match', [
     ('<object><name>dog</name></object>', errors.AnnotationError,
      r"b\.xml: object 1 \('dog'\) has no <bndbox>"),
-    ('<object><name>dog</name><bndbox><xmin>1</xmin><ymin>1</ymin><xmax>5</xmax></bndbox>'
-     '</object>', errors.AnnotationError, r"b\.xml: object 1 \('dog'\): missing .*<bndbox/ymax>"),
+    (('<object><name>dog</name><bndbox><xmin>1</xmin><ymin>1</ymin><xmax>5</xmax></bndbox>'
+      '</object>'), errors.AnnotationError,
+     r"b\.xml: object 1 \('dog'\): missing .*<bndbox/ymax>"),
     ('<object><bndbox/></object>', errors.AnnotationError, r'b\.xml: object 1: .*<name>'),
     ('<object>', errors.CorruptFileError, r'b\.xml: not valid xml'),
 ], ids=['no_bndbox', 'no_ymax', 'no_name', 'broken'])
