@@ -10,6 +10,10 @@ images") or ``scripts/train_ssd.py`` exactly like a folder of one's own photos.
 
     python scripts/make_shapes_dataset.py --out myshapes --n-train 200 --n-test 50 --size 256
     python scripts/make_shapes_dataset.py --format yolo --out shapes_yolo --n-train 200
+    python scripts/make_shapes_dataset.py --layout flat --out shapes_labelimg --n-train 200
+
+``--layout flat`` writes each VOC xml beside its image (in ``train/`` and ``valid/``
+with ``--n-test``), as LabelImg and Roboflow export them.
 """
 
 import pathlib
@@ -42,13 +46,22 @@ def main(argv=None):
                                          f'{synthetic_data.MIN_SIZE})')
     parser.add_argument('--masks', choices=synthetic_data.COCO_MASKS, default=None,
                         help='coco_instances and coco_keypoints: masks as polygons '
-                             '(default), compressed RLE or RLE counts')
+                             '(default), compressed RLE, RLE counts or mixed (polygons, '
+                             'circles and covered shapes as RLE counts)')
+    parser.add_argument('--layout', choices=synthetic_data.VOC_LAYOUTS, default=None,
+                        help="voc: VOC's folders (devkit, the default) or each xml beside "
+                             'its image (flat)')
     parser.add_argument('--seed', type=int, default=0)
     args = parser.parse_args(argv)
     options = {} if args.masks is None else {'masks': args.masks}
     if options and not args.format.startswith('coco_'):
         parser.error(f'argument --masks: only for coco_instances and coco_keypoints, not '
                      f'--format {args.format}')
+    if args.layout is not None:
+        if args.format != 'voc':
+            parser.error(f'argument --layout: only for --format voc, not --format '
+                         f'{args.format}')
+        options['layout'] = args.layout
     write_dataset(args.out, args.n_train, args.n_test, args.size, args.seed, args.format,
                   **options)
 

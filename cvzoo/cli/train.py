@@ -251,10 +251,11 @@ def load_data(args, name, task):
         return _named_data(args, name, task)
     if not os.path.exists(args.data):
         raise errors.UsageError(f'{args.data_option}: no such file or folder {args.data!r}')
-    fmt = detect_format(args.data, task) if args.format == 'auto' else args.format
-    check_format_task(fmt, task, name, f'{args.data_option} {args.data}')
-    return _formats().load_training_data(args.data, task=task, format=fmt, val=args.val,
-                                      val_fraction=args.val_fraction, seed=args.seed)
+    with _formats().parse_once():  # a COCO json's format and examples share one parse
+        fmt = detect_format(args.data, task) if args.format == 'auto' else args.format
+        check_format_task(fmt, task, name, f'{args.data_option} {args.data}')
+        return _formats().load_training_data(args.data, task=task, format=fmt, val=args.val,
+                                             val_fraction=args.val_fraction, seed=args.seed)
 
 
 def _formats():

@@ -10,9 +10,10 @@ The generators are seeded and work in memory (images are (H, W, 3) uint8):
 - :func:`texture_images`: stripes, checks and dots of random period and colours, a class
   per pattern (:data:`TEXTURE_NAMES`): classification.
 
-The writers (:func:`write_class_folders`, :func:`write_voc`, :func:`write_coco`,
-:func:`write_yolo`, :func:`write_segmentation_folders`) lay a train split and an optional
-validation split out the way annotation tools export them; :func:`make_dataset` generates
+The writers (:func:`write_class_folders`, :func:`write_voc` (VOC's layout, or the xml
+files beside the images), :func:`write_coco`, :func:`write_yolo`,
+:func:`write_segmentation_folders`) lay a train split and an optional validation split
+out the way annotation tools export them; :func:`make_dataset` generates
 and writes in one call. A small model trained a few minutes on 200 such images of 64 px
 reaches well above chance on each task.
 
@@ -276,42 +277,78 @@ _VOC_OBJECT = ('<object><name>{name}</name><difficult>0</difficult><bndbox><xmin
                '<ymin>{1}</ymin><xmax>{2}</xmax><ymax>{3}</ymax></bndbox></object>')
 
 
-def write_voc(out, train, val=None, label_names=SHAPE_NAMES):
-    """Write :class:`ShapeScene` as a VOC folder: ``JPEGImages/<id>.jpg`` (quality 95),
-    ``Annotations/<id>.xml`` (VOC's 1-based inclusive pixel indices) and
-    ``ImageSets/Main/train.txt`` and ``test.txt`` (the validation split; empty without
-    ``val``), the layout ``scripts/train_*.py --dataset PATH`` read. Returns ``out``."""
+VOC_LAYOUTS = ('devkit', 'flat')
+
+
+def _voc_xml(scene, image_id, label_names):
+    """The VOC annotation of a :class:`ShapeScene` whose image is ``<image_id>.jpg``."""
+    # NOTE: pixel k covers [k, k + 1): the continuous box [x0, x1) is the 1-based
+    # pixels x0 + 1 .. x1
+    objects = ''.join(_VOC_OBJECT.format(int(x0) + 1, int(y0) + 1, int(x1), int(y1),
+                                         name=label_names[label])
+                      for label, (x0, y0, x1, y1) in zip(scene.label, scene.bbox))
+    H, W = scene.img.shape[:2]
+    return _VOC_XML.format(id=image_id, W=W, H=H, objects=objects)
+
+
+def write_voc(out, train, val=None, label_names=SHAPE_NAMES, layout='devkit'):
+    """Write :class:`ShapeScene` as VOC data: ``<id>.jpg`` images (quality 95) and
+    ``<id>.xml`` annotations (VOC's 1-based inclusive pixel indices).
+
+    Args:
+        layout (str): 'devkit': VOC's own folder, ``JPEGImages/``, ``Annotations/`` and
+            ``ImageSets/Main/train.txt`` and ``test.txt`` (the validation split; empty
+            without ``val``), the layout ``scripts/train_*.py --dataset PATH`` read.
+            'flat': each xml beside its image, in ``out`` (LabelImg's export) or, with
+            ``val``, in ``out/train/`` and ``out/valid/`` (Roboflow's "Pascal VOC").
+
+    Returns ``out`` as a Path.
+    """
+    if layout not in VOC_LAYOUTS:
+        raise errors.UsageError(f'layout: expected one of {VOC_LAYOUTS}, got {layout!r}')
     out = pathlib.Path(out)
+    if layout == 'flat':
+        for split, scenes in _splits(train, val):
+            folder = out / {'train': 'train', 'val': 'valid'}[split] if val else out
+            for index, scene in enumerate(scenes):
+                _save(scene.img, folder / f'{index:06d}.jpg')
+                (folder / f'{index:06d}.xml').write_text(
+                    _voc_xml(scene, f'{index:06d}', label_names))
+        return out
     for sub in ('Annotations', 'JPEGImages', 'ImageSets/Main'):
         (out / sub).mkdir(parents=True, exist_ok=True)
     scenes = list(train) + list(val or [])
     ids = [f'{k:06d}' for k in range(len(scenes))]
     for image_id, scene in zip(ids, scenes):
         _save(scene.img, out / 'JPEGImages' / f'{image_id}.jpg')
-        # NOTE: pixel k covers [k, k + 1): the continuous box [x0, x1) is the 1-based
-        # pixels x0 + 1 .. x1
-        objects = ''.join(_VOC_OBJECT.format(int(x0) + 1, int(y0) + 1, int(x1), int(y1),
-                                             name=label_names[label])
-                          for label, (x0, y0, x1, y1) in zip(scene.label, scene.bbox))
-        H, W = scene.img.shape[:2]
         (out / 'Annotations' / f'{image_id}.xml').write_text(
-            _VOC_XML.format(id=image_id, W=W, H=H, objects=objects))
+            _voc_xml(scene, image_id, label_names))
     n_train = len(train)
     (out / 'ImageSets/Main/train.txt').write_text('\n'.join(ids[:n_train]) + '\n')
     (out / 'ImageSets/Main/test.txt').write_text('\n'.join(ids[n_train:]) + '\n')
     return out
 
 
+def _is_covered(scene, k):
+    """True when later shapes hide part of shape k."""
+    whole = coco_mask_decoding.polygons_to_mask([scene.polygons[k].ravel().tolist()],
+                                                scene.mask.shape[1:])
+    return bool((whole & ~scene.mask[k]).any())
+
+
 def _segmentation(scene, k, masks):
+    if masks == 'mixed':
+        masks = ('rle_counts' if SHAPE_NAMES[scene.label[k]] == 'circle'
+                 or _is_covered(scene, k) else 'polygon')
     if masks == 'polygon':
         return [scene.polygons[k].ravel().round(2).tolist()]
     return coco_mask_encoding.mask_to_rle(scene.mask[k], compressed=masks == 'rle')
 
 
-def _coco_annotation(scene, k, kind, masks, next_id, image_id):
+def _coco_annotation(scene, k, kind, masks, next_id, image_id, category_ids):
     x0, y0, x1, y1 = (float(v) for v in scene.bbox[k])
     entry = {'id': next_id, 'image_id': image_id, 'bbox': [x0, y0, x1 - x0, y1 - y0],
-             'iscrowd': 0, 'category_id': 1 if kind == 'keypoints' else int(scene.label[k]) + 1,
+             'iscrowd': 0, 'category_id': category_ids[int(scene.label[k])],
              'area': float(scene.mask[k].sum()) if kind != 'detection' else (x1 - x0) * (y1 - y0),
              'segmentation': [] if kind == 'detection' else _segmentation(scene, k, masks)}
     if kind == 'keypoints':
@@ -321,11 +358,27 @@ def _coco_annotation(scene, k, kind, masks, next_id, image_id):
     return entry
 
 
+def _crowd_annotation(next_id, image_id, size, kind, category_id):
+    """A crowd region (iscrowd 1) over the top-left quarter of a ``size`` x ``size`` image:
+    RLE runs as COCO writes crowds (no segmentation in a box-only json, no visible
+    keypoint in a keypoints json)."""
+    half = size // 2
+    mask = numpy.zeros((size, size), bool)
+    mask[:half, :half] = True
+    entry = {'id': next_id, 'image_id': image_id, 'bbox': [0, 0, half, half], 'iscrowd': 1,
+             'category_id': category_id, 'area': half * half,
+             'segmentation': ([] if kind == 'detection'
+                              else coco_mask_encoding.mask_to_rle(mask, compressed=False))}
+    if kind == 'keypoints':
+        entry['keypoints'], entry['num_keypoints'] = [0] * (3 * len(POINT_NAMES)), 0
+    return entry
+
+
 COCO_KINDS = ('detection', 'instances', 'keypoints')
-COCO_MASKS = ('polygon', 'rle', 'rle_counts')
+COCO_MASKS = ('polygon', 'rle', 'rle_counts', 'mixed')
 
 
-def _coco_json(scenes, split, kind, masks, label_names):
+def _coco_json(scenes, split, kind, masks, label_names, category_ids, n_unannotated, size):
     images, annotations = [], []
     for index, scene in enumerate(scenes):
         H, W = scene.img.shape[:2]
@@ -335,20 +388,42 @@ def _coco_json(scenes, split, kind, masks, label_names):
             if kind != 'detection' and not scene.mask[k].any():
                 continue  # wholly covered by later shapes: nothing to segment
             annotations.append(_coco_annotation(scene, k, kind, masks,
-                                                len(annotations) + 1, index + 1))
+                                                len(annotations) + 1, index + 1,
+                                                category_ids))
+    for index in range(len(scenes), len(scenes) + n_unannotated):
+        images.append({'id': index + 1, 'file_name': f'{index:06d}.png', 'width': size,
+                       'height': size})
+    if n_unannotated:
+        annotations.append(_crowd_annotation(len(annotations) + 1, len(scenes) + 1, size,
+                                             kind, category_ids[0]))
     if kind == 'keypoints':
         categories = [{'id': 1, 'name': 'shape', 'supercategory': 'shape',
                        'keypoints': list(POINT_NAMES),
                        'skeleton': [[1, 2], [2, 3], [3, 4], [4, 1]]}]
     else:
-        categories = [{'id': k + 1, 'name': name, 'supercategory': 'shape'}
+        categories = [{'id': category_ids[k], 'name': name, 'supercategory': 'shape'}
                       for k, name in enumerate(label_names)]
     return {'info': {'description': f'cvzoo synthetic shapes, {split}'}, 'images': images,
             'annotations': annotations, 'categories': categories}
 
 
+def _category_ids(category_ids, kind, label_names):
+    """The json id of each class: ``category_ids`` checked, or 1, 2, ..."""
+    if category_ids is None:
+        if kind == 'keypoints':
+            return (1,) * len(SHAPE_NAMES)  # every shape in the one category
+        return tuple(range(1, len(label_names) + 1))
+    ids = tuple(category_ids)
+    if kind == 'keypoints' or len(ids) != len(label_names) or len(set(ids)) != len(ids) \
+            or not all(isinstance(i, int) for i in ids):
+        raise errors.UsageError(f'category_ids: expected {len(label_names)} different ints '
+                                f'(one per label name; not for keypoints), got '
+                                f'{category_ids!r}')
+    return ids
+
+
 def write_coco(out, train, val=None, kind='detection', masks='polygon',
-               label_names=SHAPE_NAMES):
+               label_names=SHAPE_NAMES, category_ids=None, unannotated=0):
     """Write :class:`ShapeScene` in COCO's layout.
 
     ``out/annotations/<prefix>_train.json`` with the images in ``out/train/`` (PNG),
@@ -360,7 +435,15 @@ def write_coco(out, train, val=None, kind='detection', masks='polygon',
             it), 'instances' (boxes and masks) or 'keypoints' (boxes, masks and the five
             POINT_NAMES of each shape, every shape in one category 'shape').
         masks (str): how masks are written: 'polygon' (the shapes' outlines), 'rle'
-            (compressed RLE strings of the masks) or 'rle_counts' (uncompressed runs).
+            (compressed RLE strings of the masks), 'rle_counts' (uncompressed runs) or
+            'mixed' (polygons, but circles and shapes others cover as uncompressed runs
+            of what shows: CVAT's brush masks beside its polygons).
+        category_ids (sequence of int or None): the json's id of each of ``label_names``,
+            as exports number them (neither from 0 nor in the names' order, often);
+            None: 1, 2, ... Labels read back follow the ids' order.
+        unannotated (int): images with no object annotated that follow each split's
+            scenes, as exports keep them: the first holds a crowd region (iscrowd 1)
+            alone, the others nothing.
 
     Returns ``out`` as a Path. Objects wholly covered by others are left out of the
     instances and keypoints jsons.
@@ -369,13 +452,21 @@ def write_coco(out, train, val=None, kind='detection', masks='polygon',
         raise errors.UsageError(f'kind: expected one of {COCO_KINDS}, got {kind!r}')
     if masks not in COCO_MASKS:
         raise errors.UsageError(f'masks: expected one of {COCO_MASKS}, got {masks!r}')
+    if not (isinstance(unannotated, int) and unannotated >= 0):
+        raise errors.UsageError(f'unannotated: expected an int >= 0, got {unannotated!r}')
+    category_ids = _category_ids(category_ids, kind, label_names)
     out = pathlib.Path(out)
     prefix = 'person_keypoints' if kind == 'keypoints' else 'instances'
     (out / 'annotations').mkdir(parents=True, exist_ok=True)
     for split, scenes in _splits(train, val):
-        for index, scene in enumerate(scenes):
-            _save(scene.img, out / split / f'{index:06d}.png')
-        data = _coco_json(scenes, split, kind, masks, label_names)
+        size = scenes[0].img.shape[0] if scenes else MIN_SIZE
+        rng = numpy.random.RandomState(len(scenes))
+        imgs = [scene.img for scene in scenes] + [_noisy_background(rng, size)[1]
+                                                  for _ in range(unannotated)]
+        for index, img in enumerate(imgs):
+            _save(img, out / split / f'{index:06d}.png')
+        data = _coco_json(scenes, split, kind, masks, label_names, category_ids,
+                          unannotated, size)
         (out / 'annotations' / f'{prefix}_{split}.json').write_text(json.dumps(data))
     return out
 

@@ -237,6 +237,37 @@ def test_a_batch_larger_than_the_data_names_it(datasets, tmp_path, monkeypatch, 
     assert not built and not (tmp_path / 'out').exists()
 
 
+@pytest.mark.parametrize('name, fmt', [('ssd_tiny', 'coco_instances'),
+                                       ('mask_rcnn_fpn_resnet50', 'coco_instances'),
+                                       ('keypointrcnn_resnet50_fpn', 'coco_keypoints')])
+def test_a_coco_json_is_parsed_once(name, fmt, datasets, monkeypatch, capsys):
+    """--format auto tells the json's format (twice for a detector on masks: as it is, and
+    for the model's task) and reads its examples from one parse of each json."""
+    import json
+    import pathlib
+
+    parsed, load = [], json.load
+    monkeypatch.setattr(json, 'load', lambda file, **kw: parsed.append(
+        pathlib.Path(file.name).name) or load(file, **kw))
+    line = _refused([name, '--data', datasets[fmt], '--batchsize', '50'], capsys)
+    assert '--batchsize 50' in line  # refused after the data was read
+    prefix = 'person_keypoints' if fmt == 'coco_keypoints' else 'instances'
+    assert sorted(parsed) == [f'{prefix}_train.json', f'{prefix}_val.json']
+
+
+def test_a_flat_voc_export_trains_a_detector(tmp_path, capsys):
+    """LabelImg's and Roboflow's VOC export, xml files beside the images in train/ and
+    valid/, is VOC data."""
+    from cvzoo.testing import synthetic_data
+
+    data = synthetic_data.make_dataset('voc', tmp_path / 'export', 4, 2, 64, layout='flat')
+    out = tmp_path / 'out'
+    text = _train(['ssd_tiny', '--data', data, '--insize', '64', '--iterations', '2',
+                   '--batchsize', '2', '--out', out], capsys)
+    assert '(voc, detection): 4 training and 2 held-out examples' in text
+    assert (out / 'model_final.npz').is_file()
+
+
 def test_a_detector_on_instance_data_reads_its_boxes(datasets, tmp_path, capsys):
     """A COCO json with masks trains a detector on its boxes (the format read for the
     model's task)."""

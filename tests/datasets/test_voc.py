@@ -46,12 +46,15 @@ def test_custom_label_names_from_xml_and_clipping(tmp_path):
 
 @pytest.mark.parametrize('xml, match', [
     ('<annotation><object>', 'not valid xml'),
-    ('<annotation><object><name>dog</name></object></annotation>', 'bndbox/xmin'),
+    ('<annotation><object><name>dog</name></object></annotation>',
+     r"object 0 \('dog'\) has no <bndbox>"),
+    (('<annotation><object><name>dog</name><bndbox><ymin>1</ymin><xmax>2</xmax><ymax>2</ymax>'
+      '</bndbox></object></annotation>'), r"object 0 \('dog'\): missing .*<bndbox/xmin>"),
     ('<annotation><object><name>dog</name><bndbox><xmin>a</xmin><ymin>1</ymin><xmax>2</xmax>'
      '<ymax>2</ymax></bndbox></object></annotation>', 'xmin'),
     ('<annotation><object><name>dog</name><bndbox><xmin>5</xmin><ymin>1</ymin><xmax>2</xmax>'
      '<ymax>2</ymax></bndbox></object></annotation>', 'xmax < xmin'),
-], ids=['bad_xml', 'missing_field', 'not_a_number', 'inverted_box'])
+], ids=['bad_xml', 'missing_box', 'missing_field', 'not_a_number', 'inverted_box'])
 def test_malformed_xml_names_file_and_field(tmp_path, xml, match):
     root = write_voc(tmp_path, {'x': []})
     (root / 'Annotations' / 'x.xml').write_text(xml)

@@ -39,7 +39,7 @@ VOC_XML = {
     'billion_laughs': (BILLION_LAUGHS, errors.CorruptFileError, 'not valid xml'),
     'external_entity': (EXTERNAL_ENTITY, errors.CorruptFileError, 'not valid xml'),
     'missing_bndbox': (_xml(_object(), _object(bndbox=False)), errors.AnnotationError,
-                       'bndbox/xmin'),
+                       "object 1 ('dog') has no <bndbox>"),
     'non_numeric_coordinate': (_xml(_object(box=('1', 'two', '10', '12'))),
                                errors.AnnotationError, 'ymin'),
     'empty_coordinate': (_xml(_object(box=('1', '2', '', '12'))), errors.AnnotationError,

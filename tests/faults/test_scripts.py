@@ -119,9 +119,11 @@ def test_batch_larger_than_the_training_set_is_refused_at_once(name, tmp_path, m
 def test_batch_larger_than_the_json_s_images_is_refused_at_once(tmp_path, monkeypatch, capsys):
     """train_mask_rcnn.py counts the json's images (3 with shapes, 2 without) before it
     builds the model."""
-    from tests.helpers import coco_shapes
+    from cvzoo.testing import synthetic_data
 
-    train = coco_shapes.write_coco_shapes(tmp_path, 'train', 3, size=48, n_unannotated=2)
+    root = synthetic_data.write_coco(tmp_path, synthetic_data.shape_scenes(3, 48),
+                                     kind='instances', unannotated=2)
+    train = root / 'annotations' / 'instances_train.json'
     model_built = []
     monkeypatch.setattr('cvzoo.models.get_model', lambda *a, **k: model_built.append(1))
     status, line = _run('train_mask_rcnn', ['--dataset', train, '--batchsize', '6',
@@ -229,7 +231,8 @@ def test_eval_unknown_model_is_one_line(monkeypatch, capsys):
 @pytest.mark.parametrize('argv, named', [
     (['--out', '{tmp}/missing/shapes'], '--out'), (['--out', '{tmp}/s', '--size', '4'], '--size'),
     (['--out', '{tmp}/s', '--n-train', '0'], '--n-train'),
-], ids=['out_parent_missing', 'size_too_small', 'n_train_0'])
+    (['--out', '{tmp}/s', '--format', 'yolo', '--layout', 'flat'], '--layout'),
+], ids=['out_parent_missing', 'size_too_small', 'n_train_0', 'layout_of_another_format'])
 def test_make_shapes_dataset_argument_mistake_is_one_line(argv, named, tmp_path, monkeypatch,
                                                           capsys):
     status, line = _run('make_shapes_dataset', [a.format(tmp=tmp_path) for a in argv],

@@ -8,13 +8,16 @@ import pytest
 
 from cvzoo import errors
 from cvzoo.models import zoo
+from cvzoo.testing import synthetic_data
 from cvzoo.testing.model_checks import assert_is_instance_segmentation_model
-
-from tests.helpers import coco_shapes, scripts
+from tests.helpers import scripts
 
 MODEL = 'mask_rcnn_fpn_resnet50'
+# the json's ids of circle, square and triangle, as an export numbers them
+CATEGORY_IDS = (3, 1, 2)
 # the json's categories sorted by id
-NAMES = tuple(sorted(coco_shapes.LABEL_NAMES, key=coco_shapes.CATEGORY_IDS.get))
+NAMES = tuple(sorted(synthetic_data.SHAPE_NAMES,
+                     key=dict(zip(synthetic_data.SHAPE_NAMES, CATEGORY_IDS)).get))
 
 
 @pytest.fixture(scope='module')
@@ -24,10 +27,13 @@ def script():
 
 @pytest.fixture(scope='module')
 def shapes(tmp_path_factory):
-    root = tmp_path_factory.mktemp('shapes')
-    train = coco_shapes.write_coco_shapes(root, 'train', 3, size=48, n_unannotated=2)
-    val = coco_shapes.write_coco_shapes(root, 'val', 2, size=48, seed=1)
-    return train, val
+    """The train and val jsons of shapes (3 and 2 images, then 2 without objects each),
+    their masks both polygons and RLE runs."""
+    root = synthetic_data.write_coco(
+        tmp_path_factory.mktemp('shapes'), synthetic_data.shape_scenes(3, 48),
+        synthetic_data.shape_scenes(2, 48, seed=1), kind='instances', masks='mixed',
+        category_ids=CATEGORY_IDS, unannotated=2)
+    return tuple(root / 'annotations' / f'instances_{split}.json' for split in ('train', 'val'))
 
 
 def _args(train, out, *extra):

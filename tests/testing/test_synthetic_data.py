@@ -1,5 +1,7 @@
 """cvzoo.testing.synthetic_data: seeded, consistent and learnable toy data of each task."""
 
+import json
+
 import numpy
 import pytest
 
@@ -103,6 +105,59 @@ def test_unknown_format_and_options_are_refused(tmp_path):
         synthetic_data.make_dataset('pascal', tmp_path / 'x', 2)
     with pytest.raises(errors.UsageError, match='masks'):
         synthetic_data.make_dataset('coco_instances', tmp_path / 'x', 2, masks='bitmap')
+    with pytest.raises(errors.UsageError, match="layout: .*'labelimg'"):
+        synthetic_data.make_dataset('voc', tmp_path / 'x', 2, layout='labelimg')
+
+
+def test_coco_category_ids_and_mixed_masks_read_back(tmp_path):
+    """Ids 3, 1, 2 order the classes square, triangle, circle; circles and covered shapes
+    are RLE runs, the others polygons, and every mask reads back as drawn."""
+    from cvzoo.datasets.formats import load_training_data
+
+    scenes = synthetic_data.shape_scenes(6, 32, seed=2)
+    root = synthetic_data.write_coco(tmp_path, scenes, kind='instances', masks='mixed',
+                                     category_ids=(3, 1, 2))
+    document = json.loads((root / 'annotations' / 'instances_train.json').read_text())
+    kinds = {type(entry['segmentation']) for entry in document['annotations']}
+    assert kinds == {list, dict}
+    data = load_training_data(root, val_fraction=0)
+    assert data.label_names == ('square', 'triangle', 'circle')
+    order = [2, 0, 1]  # a scene's label (circle, square, triangle) as read
+    for scene, (_, mask, label) in zip(scenes, data.train):
+        shown = scene.mask.any(axis=(1, 2))
+        numpy.testing.assert_array_equal(mask, scene.mask[shown])
+        assert label.tolist() == [order[k] for k in scene.label[shown]]
+
+
+@pytest.mark.parametrize('kind', synthetic_data.COCO_KINDS)
+def test_coco_unannotated_images_follow_the_scenes(kind, tmp_path):
+    from cvzoo.datasets.coco.coco_keypoint_dataset import COCOKeypointDataset
+
+    root = synthetic_data.write_coco(tmp_path, synthetic_data.shape_scenes(2, 32),
+                                     synthetic_data.shape_scenes(1, 32, seed=1), kind=kind,
+                                     unannotated=2)
+    prefix = 'person_keypoints' if kind == 'keypoints' else 'instances'
+    for split, n in (('train', 2), ('val', 1)):
+        document = json.loads((root / 'annotations' / f'{prefix}_{split}.json').read_text())
+        assert len(document['images']) == n + 2
+        crowd = [entry for entry in document['annotations'] if entry['iscrowd']]
+        assert [entry['image_id'] for entry in crowd] == [n + 1]
+        assert not any(entry['image_id'] == n + 2 for entry in document['annotations'])
+        assert len(list((root / split).iterdir())) == n + 2
+    if kind == 'keypoints':
+        dataset = COCOKeypointDataset.from_json(root / 'annotations' /
+                                                'person_keypoints_train.json', root / 'train',
+                                                use_crowded=True, return_crowded=True)
+        assert [example[-1].tolist() for example in dataset][2:] == [[True], []]
+
+
+@pytest.mark.parametrize('options, named', [
+    ({'category_ids': (1, 2)}, 'category_ids'), ({'category_ids': (1, 1, 2)}, 'category_ids'),
+    ({'category_ids': (1, 2, 3), 'kind': 'keypoints'}, 'category_ids'),
+    ({'unannotated': -1}, 'unannotated')])
+def test_bad_coco_options_are_refused(options, named, tmp_path):
+    with pytest.raises(errors.UsageError, match=named):
+        synthetic_data.write_coco(tmp_path, synthetic_data.shape_scenes(1, 32), **options)
 
 
 def test_script_writes_each_format_through_the_module(tmp_path):
@@ -113,6 +168,27 @@ def test_script_writes_each_format_through_the_module(tmp_path):
         script.main(['--out', str(tmp_path / format), '--format', format, '--n-train', '3',
                      '--n-test', '1', '--size', '32'])
         assert detect_format(tmp_path / format) == format
+
+
+@pytest.mark.parametrize('n_test, files', [(0, ['000000.jpg', '000000.xml', '000001.jpg',
+                                                 '000001.xml']),
+                                            (1, ['train', 'valid'])])
+def test_script_writes_voc_xml_beside_the_images(n_test, files, tmp_path):
+    from cvzoo.datasets.formats import detect_format
+
+    load_script('make_shapes_dataset').main(['--out', str(tmp_path / 's'), '--layout', 'flat',
+                                             '--n-train', '2', '--n-test', str(n_test),
+                                             '--size', '32'])
+    assert sorted(p.name for p in (tmp_path / 's').iterdir()) == files
+    assert detect_format(tmp_path / 's') == 'voc'
+
+
+def test_script_refuses_a_layout_for_another_format(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        load_script('make_shapes_dataset').main(['--out', str(tmp_path / 's'), '--format',
+                                                 'yolo', '--layout', 'flat'])
+    assert exit_info.value.code == 2 and '--layout' in capsys.readouterr().err
+    assert not (tmp_path / 's').exists()
 
 
 def test_script_refuses_masks_for_a_format_without_them(tmp_path, capsys):

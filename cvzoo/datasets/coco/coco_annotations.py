@@ -6,11 +6,17 @@ comparisons; the entry is looked up only once a column fails). A field of the wr
 or value is an AnnotationError naming the file and the entry, e.g.
 ``instances.json: annotations[17] (id 42): 'image_id' must be an int, got list [3]``.
 Segmentations and keypoints are checked by the datasets that decode them.
+
+Inside :func:`parse_once`, a json is parsed once however often it is read: telling a
+user's data's format and then reading it share the parse.
 """
 
 import collections
+import contextlib
+import contextvars
 import itertools
 import json
+import os
 import pathlib
 import reprlib
 import sys
@@ -87,8 +93,54 @@ def _refuse(json_path, where, message):
     raise errors.AnnotationError(f'{json_path}: {where}: {message}')
 
 
+# {(real path, mtime in ns, size): parsed document} inside parse_once(), else None
+_PARSED = contextvars.ContextVar('cvzoo_coco_parsed', default=None)
+
+
+@contextlib.contextmanager
+def parse_once():
+    """Within the block, :func:`load_json` parses each file once and hands every later
+    read of it the same document (callers must not change it). A file is known by its
+    real path, modification time and size, so one rewritten meanwhile is parsed again;
+    the documents are let go when the outermost block ends.
+
+    >>> with parse_once():
+    ...     pass
+    """
+    if _PARSED.get() is not None:  # nested: the outer block's documents serve
+        yield
+        return
+    token = _PARSED.set({})
+    try:
+        yield
+    finally:
+        _PARSED.reset(token)
+
+
+def _file_key(json_path):
+    """(real path, mtime in ns, size) of the file, or None when it cannot be stat'ed."""
+    try:
+        stat = os.stat(json_path)
+    except OSError:
+        return None  # the parse reports it
+    return os.path.realpath(json_path), stat.st_mtime_ns, stat.st_size
+
+
 def load_json(json_path):
-    """The json's data; bytes in, so that a UTF-8 BOM or UTF-16 file reads as well."""
+    """The json's data; bytes in, so that a UTF-8 BOM or UTF-16 file reads as well.
+
+    Inside :func:`parse_once`, the document parsed before for the same file.
+    """
+    parsed = _PARSED.get()
+    key = None if parsed is None else _file_key(json_path)
+    if key is None:
+        return _parse(json_path)
+    if key not in parsed:
+        parsed[key] = _parse(json_path)
+    return parsed[key]
+
+
+def _parse(json_path):
     try:
         with open(json_path, 'rb') as file:
             return json.load(file)

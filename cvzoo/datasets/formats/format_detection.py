@@ -3,6 +3,7 @@
 import pathlib
 
 from cvzoo import errors
+from cvzoo.datasets.coco.coco_annotations import parse_once
 from cvzoo.datasets.formats import (
     class_folders,
     coco_files,
@@ -25,7 +26,8 @@ FORMATS = tuple(FORMAT_TASKS)
 TASKS = ('classification', 'detection', 'semantic_segmentation', 'instance_segmentation',
          'keypoint_detection')
 LOOKED_FOR = ('a folder per class of images (class_folders); a VOC folder with '
-              'Annotations/, JPEGImages/ and ImageSets/Main/ (voc); a COCO json, or a folder '
+              'Annotations/, JPEGImages/ and ImageSets/Main/, or VOC xml files beside their '
+              'images, or in train/ and valid/ (voc); a COCO json, or a folder '
               'with annotations/instances_*.json or person_keypoints_*.json and the images '
               '(coco, coco_instances, coco_keypoints); a data.yaml, or a folder holding one, '
               'with images/ and labels/ of .txt files (yolo); images/, labels/ of PNG label '
@@ -62,6 +64,7 @@ def _coco_format(path, task):
     return coco_files.format_for(found, task, jsons['train'])
 
 
+@parse_once()  # load_training_data then reads the COCO json parsed here
 def detect_format(path, task=None):
     """The format of the data at ``path``: one of FORMATS.
 

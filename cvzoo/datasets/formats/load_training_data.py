@@ -5,6 +5,7 @@ import math
 import pathlib
 
 from cvzoo import errors
+from cvzoo.datasets.coco.coco_annotations import parse_once
 from cvzoo.datasets.formats import (
     class_folders,
     coco_files,
@@ -106,6 +107,7 @@ def _validation(val, format, detect, task, label_names):
     return _on_train_labels(dataset, splits.label_names, label_names, task, val)
 
 
+@parse_once()  # a COCO json is parsed once, to tell its format and to read it
 def load_training_data(path, task=None, format='auto', val=None, val_fraction=0.2, seed=0):
     """Read the data at ``path`` for training.
 
@@ -117,8 +119,8 @@ def load_training_data(path, task=None, format='auto', val=None, val_fraction=0.
         val (str, Path or None): validation data in the same format (its own validation
             split if it has one, else all of it); classes are matched to the training
             data's by name. None: the format's own validation split (VOC's val.txt or
-            test.txt, YOLO's ``val:``, COCO's ``*_val*.json``, ``val/`` folders), else
-            ``val_fraction`` held out.
+            test.txt, YOLO's ``val:``, COCO's ``*_val*.json``, ``val/`` or ``valid/``
+            folders), else ``val_fraction`` held out.
         val_fraction (float): in [0, 1): the part of the data held out, at random with
             ``seed``, when there is no validation split; 0: no validation.
         seed (int): of the held-out split.

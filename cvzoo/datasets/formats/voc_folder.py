@@ -1,20 +1,27 @@
-"""A VOC-layout folder: Annotations/<id>.xml, JPEGImages/<id>.jpg, ImageSets/Main/*.txt."""
+"""VOC data: a folder in VOC's layout (Annotations/<id>.xml, JPEGImages/<id>.jpg,
+ImageSets/Main/*.txt), or VOC xml files beside their images (voc_flat: the exports of
+LabelImg, CVAT and Roboflow)."""
 
 import pathlib
 
 from cvzoo import errors
+from cvzoo.datasets.formats import voc_flat
 from cvzoo.datasets.formats.splits import Splits
 from cvzoo.datasets.voc.voc_bbox_dataset import VOCBboxDataset
 
 LISTS = pathlib.Path('ImageSets', 'Main')
 
 
+def _devkit_layout(root):
+    return (root / LISTS).is_dir() and (root / 'Annotations').is_dir()
+
+
 def matches(root):
-    """What makes ``root`` a VOC folder (for messages), or None."""
+    """What makes ``root`` VOC data (for messages), or None."""
     root = pathlib.Path(root)
-    if (root / LISTS).is_dir() and (root / 'Annotations').is_dir():
+    if _devkit_layout(root):
         return 'ImageSets/Main/ and Annotations/'
-    return None
+    return voc_flat.matches(root)
 
 
 def _listed(root, split):
@@ -38,12 +45,15 @@ def split_names(root):
 
 
 def read(root, label_names=None):
-    """Splits of a VOC folder (``img, bbox, label``; difficult objects left out).
+    """Splits of VOC data (``img, bbox, label``; difficult objects left out).
 
-    Class names are VOC's 20 when every name in the xml files is one of them, else the
-    sorted names found (``label_names`` given: those).
+    In VOC's layout, class names are VOC's 20 when every name in the xml files is one of
+    them, else the sorted names found (``label_names`` given: those); for xml files
+    beside their images, see :func:`voc_flat.read`.
     """
     root = pathlib.Path(root)
+    if not _devkit_layout(root):
+        return voc_flat.read(root)
     train_split, val_split = split_names(root)
     train = VOCBboxDataset(root, split=train_split, label_names=label_names)
     val = None

@@ -1,8 +1,11 @@
-"""PASCAL VOC detection: images with boxes, labels and difficult flags from the xml files."""
+"""PASCAL VOC detection: images with boxes, labels and difficult flags from the xml files,
+in VOC's own layout (:class:`VOCBboxDataset`) or listed xml and image by xml and image
+(:class:`VOCFilesDataset`, for the flat folders LabelImg and Roboflow export)."""
 
 import collections
 import math
 import pathlib
+import typing
 import warnings
 import xml.etree.ElementTree as ElementTree
 
@@ -15,20 +18,22 @@ from cvzoo.datasets.voc import voc_label_names, voc_paths
 from cvzoo.utils import image
 
 
-def _field(element, path, xml_path):
+def _field(element, path, where):
+    """The text of ``element``'s field ``path``; ``where`` (the file, and the object) is
+    named when it is missing or empty."""
     found = element.find(path)
     if found is None or found.text is None or not found.text.strip():
-        raise errors.AnnotationError(f'{xml_path}: missing or empty field <{path}>')
+        raise errors.AnnotationError(f'{where}: missing or empty field <{path}>')
     return found.text.strip()
 
 
-def _number(element, path, xml_path):
-    text = _field(element, path, xml_path)
+def _number(element, path, where):
+    text = _field(element, path, where)
     try:
         return float(text)
     except ValueError:
         raise errors.AnnotationError(
-            f'{xml_path}: field <{path}> must be a number, got {text!r}') from None
+            f'{where}: field <{path}> must be a number, got {text!r}') from None
 
 
 def _size(root, xml_path):
@@ -51,17 +56,33 @@ def _size(root, xml_path):
     return tuple(sides)
 
 
+class VOCAnnotation(typing.NamedTuple):
+    """One VOC annotation file as :func:`parse_voc_xml` reads it.
+
+    Attributes:
+        names (list of str): the objects' class names.
+        bbox: (R, 4) float32 (x_min, y_min, x_max, y_max), continuous coordinates.
+        difficult: (R,) bool.
+        size (tuple or None): (H, W) ints, None when the file has no <size> (or 0x0).
+        filename (str or None): the <filename> of the image, None when absent or empty.
+    """
+
+    names: list
+    bbox: numpy.ndarray
+    difficult: numpy.ndarray
+    size: tuple | None
+    filename: str | None
+
+
 def parse_voc_xml(xml_path):
     """Read one VOC annotation file.
 
     Returns:
-        tuple: names (list of str), bbox (R, 4) float32 (x_min, y_min, x_max, y_max),
-        difficult (R,) bool, size (H, W) of ints or None when the file has no <size> (or
-        one of 0x0).
+        VOCAnnotation: names, bbox, difficult, size and filename.
 
     Raises:
         cvzoo.errors.MissingFileError, cvzoo.errors.CorruptFileError: naming the file and
-            the field.
+            the field (and the object: its index and name).
     """
     try:
         root = ElementTree.parse(xml_path).getroot()
@@ -72,14 +93,16 @@ def parse_voc_xml(xml_path):
     size = _size(root, xml_path)
     names, boxes, difficult = [], [], []
     for index, obj in enumerate(root.findall('object')):
-        names.append(_field(obj, 'name', xml_path))
-        flag = '0' if obj.find('difficult') is None else _field(obj, 'difficult', xml_path)
+        names.append(_field(obj, 'name', f'{xml_path}: object {index}'))
+        where = f'{xml_path}: object {index} ({names[-1]!r})'
+        flag = '0' if obj.find('difficult') is None else _field(obj, 'difficult', where)
         if flag not in ('0', '1'):
-            raise errors.AnnotationError(f'{xml_path}: object {index} ({names[-1]!r}) has '
-                                         f'<difficult> {flag!r}, expected 0 or 1')
+            raise errors.AnnotationError(f'{where} has <difficult> {flag!r}, expected 0 '
+                                         f'or 1')
         difficult.append(flag == '1')
-        box = [_number(obj, f'bndbox/{key}', xml_path)
-               for key in ('xmin', 'ymin', 'xmax', 'ymax')]
+        if obj.find('bndbox') is None:
+            raise errors.AnnotationError(f'{where} has no <bndbox>')
+        box = [_number(obj, f'bndbox/{key}', where) for key in ('xmin', 'ymin', 'xmax', 'ymax')]
         if not all(math.isfinite(value) for value in box):
             raise errors.AnnotationError(
                 f'{xml_path}: object {index} ({names[-1]!r}) has a <bndbox> that is not '
@@ -97,7 +120,8 @@ def parse_voc_xml(xml_path):
                                       f'xmax < xmin or ymax < ymin: {boxes[int(bad[0])]}')
     if size is not None:
         check_inside_image(xml_path, names, bbox, size)
-    return names, bbox, numpy.array(difficult, bool), size
+    filename = (root.findtext('filename') or '').strip() or None
+    return VOCAnnotation(names, bbox, numpy.array(difficult, bool), size, filename)
 
 
 def check_inside_image(xml_path, names, bbox, size):
@@ -116,10 +140,12 @@ def check_inside_image(xml_path, names, bbox, size):
             f'the {W}x{H} image: {(bbox[index] + [1, 1, 0, 0]).tolist()}')
 
 
-def _warn_rare_names(annotation_dir, counts):
+def warn_rare_names(where, counts):
+    """Warn about the class names that occur once in ``counts`` (name -> count), which
+    were inferred from the xml files at ``where``: a misspelt name makes a class."""
     rare = sorted(name for name, count in counts.items() if count == 1)
     if rare:
-        warnings.warn(f'{annotation_dir}: class names inferred from the xml files; these '
+        warnings.warn(f'{where}: class names inferred from the xml files; these '
                       f'occur only once (a typo makes a new class): {rare}', stacklevel=3)
 
 
@@ -127,11 +153,55 @@ def _names_in_folder(annotation_dir):
     """How often each class name occurs in the folder's xml files."""
     counts = collections.Counter()
     for xml_path in sorted(pathlib.Path(annotation_dir).glob('*.xml')):
-        counts.update(parse_voc_xml(xml_path)[0])
+        counts.update(parse_voc_xml(xml_path).names)
     return counts
 
 
-class VOCBboxDataset(dataset_mixin.DatasetMixin):
+class VOCFilesDataset(dataset_mixin.DatasetMixin):
+    """VOC detection from xml files, each with its image, wherever they lie.
+
+    Args:
+        files (sequence): ``(xml path, image path)`` pairs, an example each.
+        label_names (sequence of str): class names, a label is its index.
+        use_difficult (bool): keep objects marked difficult.
+        return_difficult (bool): also return the difficult flags.
+
+    Examples are those of :class:`VOCBboxDataset`; the errors too.
+    """
+
+    def __init__(self, files, label_names, use_difficult=False, return_difficult=False):
+        self.xml_paths = [pathlib.Path(xml_path) for xml_path, _ in files]
+        self.img_paths = [pathlib.Path(image_path) for _, image_path in files]
+        self.label_names = tuple(label_names)
+        self._label_of = {name: i for i, name in enumerate(self.label_names)}
+        self.use_difficult = use_difficult
+        self.return_difficult = return_difficult
+
+    def __len__(self):
+        return len(self.xml_paths)
+
+    def get_example(self, i):
+        xml_path, image_path = self.xml_paths[i], self.img_paths[i]
+        names, bbox, difficult, size, _ = parse_voc_xml(xml_path)
+        unknown = [name for name in names if name not in self._label_of]
+        if unknown:
+            raise errors.AnnotationError(f'{xml_path}: field <name> {unknown[0]!r} is not '
+                                          f'one of label_names')
+        label = numpy.array([self._label_of[name] for name in names], numpy.int32)
+        img = image.read_image(image_path)
+        check_image_size(f'{xml_path}: <size>', size, img, image_path)
+        check_inside_image(xml_path, names, bbox, img.shape[1:])  # for xml without <size>
+        if not self.use_difficult:
+            bbox, label, difficult = bbox[~difficult], label[~difficult], difficult[~difficult]
+        # NOTE: boxes past the border (a few VOC files have them) are clipped to the image.
+        bbox[:, 0::2] = numpy.clip(bbox[:, 0::2], 0, img.shape[2])
+        bbox[:, 1::2] = numpy.clip(bbox[:, 1::2], 0, img.shape[1])
+        if self.return_difficult:
+            return img, bbox, label, difficult
+        return img, bbox, label
+
+
+class VOCBboxDataset(VOCFilesDataset):
     """PASCAL VOC detection (or any folder in the VOC layout).
 
     Args:
@@ -178,32 +248,7 @@ class VOCBboxDataset(dataset_mixin.DatasetMixin):
                 counts = _names_in_folder(self.data_dir / 'Annotations')
                 if not set(counts) <= set(label_names):
                     label_names = tuple(sorted(counts))
-                    _warn_rare_names(self.data_dir / 'Annotations', counts)
-        self.label_names = tuple(label_names)
-        self._label_of = {name: i for i, name in enumerate(self.label_names)}
-        self.use_difficult = use_difficult
-        self.return_difficult = return_difficult
-
-    def __len__(self):
-        return len(self.ids)
-
-    def get_example(self, i):
-        xml_path = self.data_dir / 'Annotations' / f'{self.ids[i]}.xml'
-        names, bbox, difficult, size = parse_voc_xml(xml_path)
-        unknown = [name for name in names if name not in self._label_of]
-        if unknown:
-            raise errors.AnnotationError(f'{xml_path}: field <name> {unknown[0]!r} is not '
-                                          f'one of label_names')
-        label = numpy.array([self._label_of[name] for name in names], numpy.int32)
-        image_path = self.data_dir / 'JPEGImages' / f'{self.ids[i]}.jpg'
-        img = image.read_image(image_path)
-        check_image_size(f'{xml_path}: <size>', size, img, image_path)
-        check_inside_image(xml_path, names, bbox, img.shape[1:])  # for xml without <size>
-        if not self.use_difficult:
-            bbox, label, difficult = bbox[~difficult], label[~difficult], difficult[~difficult]
-        # NOTE: boxes past the border (a few VOC files have them) are clipped to the image.
-        bbox[:, 0::2] = numpy.clip(bbox[:, 0::2], 0, img.shape[2])
-        bbox[:, 1::2] = numpy.clip(bbox[:, 1::2], 0, img.shape[1])
-        if self.return_difficult:
-            return img, bbox, label, difficult
-        return img, bbox, label
+                    warn_rare_names(self.data_dir / 'Annotations', counts)
+        files = [(self.data_dir / 'Annotations' / f'{i}.xml',
+                  self.data_dir / 'JPEGImages' / f'{i}.jpg') for i in self.ids]
+        super().__init__(files, label_names, use_difficult, return_difficult)

@@ -4,12 +4,19 @@ from cvzoo.datasets.coco.coco_images_with_instances import images_with_instances
 from cvzoo.datasets.coco.coco_instance_segmentation_dataset import (
     COCOInstanceSegmentationDataset,
 )
+from cvzoo.testing import synthetic_data
 
-from tests.helpers.coco_shapes import write_coco_shapes
+
+def _shapes(root, unannotated=0):
+    """The json of two images of shapes and ``unannotated`` more (the first with a crowd
+    region alone)."""
+    synthetic_data.write_coco(root, synthetic_data.shape_scenes(2, 32), kind='instances',
+                              unannotated=unannotated)
+    return root / 'annotations' / 'instances_train.json'
 
 
 def test_unannotated_and_crowd_only_images_are_left_out(tmp_path):
-    json_path = write_coco_shapes(tmp_path, 'train', 2, size=32, n_unannotated=2)
+    json_path = _shapes(tmp_path, unannotated=2)
     dataset = COCOInstanceSegmentationDataset.from_json(json_path, tmp_path / 'train',
                                                         use_crowded=True, return_crowded=True)
     assert len(dataset) == 4 and dataset[2][3].tolist() == [True]
@@ -20,6 +27,6 @@ def test_unannotated_and_crowd_only_images_are_left_out(tmp_path):
 
 
 def test_a_dataset_with_every_image_annotated_is_returned_as_it_is(tmp_path):
-    json_path = write_coco_shapes(tmp_path, 'train', 2, size=32)
+    json_path = _shapes(tmp_path)
     dataset = COCOInstanceSegmentationDataset.from_json(json_path, tmp_path / 'train')
     assert images_with_instances(dataset) is dataset

@@ -106,7 +106,8 @@ def _check(format, data, examples, masks):
 
 
 ROUND_TRIPS = [(f, 'polygon') for f in FORMATS] + [
-    ('coco_instances', 'rle'), ('coco_instances', 'rle_counts'), ('coco_keypoints', 'rle')]
+    ('coco_instances', 'rle'), ('coco_instances', 'rle_counts'), ('coco_instances', 'mixed'),
+    ('coco_keypoints', 'rle')]
 TASKS = {'class_folders': 'classification', 'voc': 'detection', 'coco': 'detection',
          'yolo': 'detection', 'segmentation_folders': 'semantic_segmentation',
          'coco_instances': 'instance_segmentation', 'coco_keypoints': 'keypoint_detection'}
