@@ -1,7 +1,7 @@
-"""Train the small Mask R-CNN of tests/helpers/small_mask_rcnn.py from scratch on generated
+"""Train the registered small Mask R-CNN, ``mask_rcnn_tiny``, from scratch on generated
 shapes and measure its mask mAP on held-out images: the training proof of the code path
-of ``cvzoo train`` for Mask R-CNN (cvzoo.training.train with the ChainerCV Mask R-CNN
-recipe, its train chain sampling fewer RoIs), on any device.
+of ``cvzoo train`` for Mask R-CNN (cvzoo.training.train with the model's recipe,
+ChainerCV's Mask R-CNN recipe with fewer RoIs), on any device.
 
     python bench/train_small_mask_rcnn.py --device cuda:0 --time-budget 300 --out OUT
 
@@ -33,10 +33,10 @@ from cvzoo.datasets.transform_dataset import TransformDataset  # noqa: E402
 from cvzoo.evaluators.instance_segmentation_evaluators import (  # noqa: E402
     InstanceSegmentationVOCEvaluator,
 )
+from cvzoo.models import get_model  # noqa: E402
 from cvzoo.training import train as train_model  # noqa: E402
 from cvzoo.transforms.instance_segmentation_transform import drop_crowded  # noqa: E402
 from tests.helpers.coco_shapes import write_coco_shapes  # noqa: E402
-from tests.helpers.small_mask_rcnn import build_small_mask_rcnn, small_train_chain  # noqa: E402
 
 
 def make_shapes(root, size, n_train, n_val):
@@ -52,10 +52,20 @@ def make_shapes(root, size, n_train, n_val):
     return train, val
 
 
+def build_model(n_fg_class, args):
+    """``mask_rcnn_tiny`` resizing images to ``--size`` pixels, its weights drawn from
+    ``--seed``."""
+    numpy.random.seed(args.seed)
+    return get_model('mask_rcnn_tiny', n_fg_class=n_fg_class, min_size=args.size,
+                     max_size=args.size)
+
+
 def small_recipe(model, args):
-    """The model's recipe from scratch (nothing frozen) with the small train chain."""
-    recipe = model.training_recipe(seed=args.seed, freeze_backbone=False)
-    return dataclasses.replace(recipe, train_chain=small_train_chain(model, args.n_sample))
+    """The model's recipe with ``--n-sample`` RoIs per image (and ``--optimizer``)."""
+    recipe = model.training_recipe(seed=args.seed, roi_n_sample=args.n_sample)
+    if args.optimizer is not None:
+        recipe = dataclasses.replace(recipe, optimizer=args.optimizer)
+    return recipe
 
 
 def seconds_per_step(model, dataset, args):
@@ -96,8 +106,11 @@ def main(argv=None):
     parser.add_argument('--size', type=int, default=96)
     parser.add_argument('--n-train', type=int, default=400)
     parser.add_argument('--n-val', type=int, default=50)
-    parser.add_argument('--batchsize', type=int, default=2)
-    parser.add_argument('--lr', type=float, default=0.02)
+    parser.add_argument('--batchsize', type=int, default=4)
+    parser.add_argument('--lr', type=float, default=None,
+                        help="default: the recipe's for the batch size")
+    parser.add_argument('--optimizer', choices=('momentum_sgd', 'sgd', 'adam'), default=None,
+                        help="default: the recipe's (adam)")
     parser.add_argument('--n-sample', type=int, default=64, help='RoIs per image')
     parser.add_argument('--iteration', type=int, default=None)
     parser.add_argument('--time-budget', type=float, default=None,
@@ -107,10 +120,10 @@ def main(argv=None):
     os.makedirs(args.out, exist_ok=True)
     train, val = make_shapes(args.data or os.path.join(args.out, 'shapes'), args.size,
                              args.n_train, args.n_val)
-    model = build_small_mask_rcnn(len(train.label_names), args.size, seed=args.seed)
+    model = build_model(len(train.label_names), args)
     model.to_device(args.device)
     step = seconds_per_step(model, train.dataset, args)
-    model = build_small_mask_rcnn(len(train.label_names), args.size, seed=args.seed)
+    model = build_model(len(train.label_names), args)
     iteration = args.iteration or max(int(args.time_budget / step) // 100 * 100, 100)
     start = time.perf_counter()
     train_model(model, train.dataset, 'instance_segmentation', train.label_names,
@@ -120,7 +133,8 @@ def main(argv=None):
     with open(os.path.join(args.out, 'log')) as f:
         last = json.loads(f.read().splitlines()[-1])
     result = {'device': args.device, 'size': args.size, 'n_train': args.n_train,
-              'batchsize': args.batchsize, 'lr': args.lr, 'n_sample': args.n_sample,
+              'batchsize': args.batchsize, 'optimizer': args.optimizer, 'lr': args.lr,
+              'n_sample': args.n_sample,
               'iteration': iteration, 'timed_step_s': step, 'train_s': trained,
               'losses': {k: v for k, v in last.items() if k.startswith('main/')},
               'val': mask_map(model, val.dataset, train.label_names),

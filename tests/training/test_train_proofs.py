@@ -84,30 +84,26 @@ def test_semantic_segmentation_on_coloured_regions(tmp_path, capsys):
     assert miou >= 0.5 and minutes < 10
 
 
-# NOTE: measured on two loaded CPU cores: 7 to 9 s an iteration, mask mAP@0.5 0.0 after
-# 60 and 120 iterations (15 minutes); at the recipe's rate for 4 images (0.005) the loss
-# was NaN at iteration 5. A registered R-CNN (ResNet-50) does not learn in minutes there.
-RCNN_ON_A_CPU = pytest.mark.xfail(reason='a ResNet-50 R-CNN from random weights does not '
-                                  'learn in minutes on a CPU', strict=False)
-
-
 @pytest.mark.slow
-@RCNN_ON_A_CPU
-def test_instance_segmentation_mask_rcnn_on_shapes(tmp_path, capsys):
-    """Shapes with their masks (mask mAP by chance: near 0)."""
+def test_instance_segmentation_mask_rcnn_tiny_on_shapes(tmp_path, capsys):
+    """Shapes with their masks (mask mAP by chance: near 0); measured: mask mAP@0.5
+    0.950 after 400 iterations (0.34 after 200, 0.987 after 1,000), 4.1 CPU minutes (3.4
+    minutes of wall time on two shared cores). The torchvision flavour of the same small
+    Mask R-CNN, trained alike, measured 0.955 in 4.5 CPU minutes: no faster."""
     data = _generate(tmp_path, 'coco_instances', 200, 50, 64)
-    mask_map, minutes = _train(['maskrcnn_resnet50_fpn', '--data', data, '--min-size', '64',
-                                '--max-size', '64', '--iterations', '1000',
-                                '--batchsize', '4', '--lr', '0.002', '--out', tmp_path / 'out'], capsys)
-    assert mask_map >= 0.3, f'{minutes:.0f} CPU minutes'
+    mask_map, minutes = _train(['mask_rcnn_tiny', '--data', data, '--min-size', '64',
+                                '--max-size', '64', '--iterations', '400', '--batchsize', '4',
+                                '--out', tmp_path / 'out'], capsys)
+    assert mask_map >= 0.5 and minutes < 10
 
 
 @pytest.mark.slow
-@RCNN_ON_A_CPU
-def test_keypoints_keypoint_rcnn_on_shapes(tmp_path, capsys):
-    """Five points per shape (OKS AP by chance: near 0); not measured (see above)."""
+def test_keypoints_keypoint_rcnn_tiny_on_shapes(tmp_path, capsys):
+    """Five points per shape (OKS AP by chance: near 0); measured: OKS AP@[0.5:0.95]
+    0.694 after 400 iterations (0.209 after 200, 0.815 after 1,000), 5.0 CPU minutes (3.3
+    minutes of wall time on two shared cores)."""
     data = _generate(tmp_path, 'coco_keypoints', 200, 50, 64)
-    oks_ap, minutes = _train(['keypointrcnn_resnet50_fpn', '--data', data, '--min-size', '64',
-                              '--max-size', '64', '--iterations', '1000',
-                              '--batchsize', '4', '--lr', '0.002', '--out', tmp_path / 'out'], capsys)
-    assert oks_ap >= 0.2, f'{minutes:.0f} CPU minutes'
+    oks_ap, minutes = _train(['keypoint_rcnn_tiny', '--data', data, '--min-size', '64',
+                              '--max-size', '64', '--iterations', '400', '--batchsize', '4',
+                              '--out', tmp_path / 'out'], capsys)
+    assert oks_ap >= 0.3 and minutes < 10

@@ -6,7 +6,7 @@ from cvzoo.core import initializers
 
 
 class FPN(L.Chain):
-    """Lateral 1x1 and output 3x3 convolutions (256 channels) over a backbone's maps.
+    """Lateral 1x1 and output 3x3 convolutions (``channels``) over a backbone's maps.
 
     The top-down pathway adds each coarser map, upsampled 2x (nearest), to the lateral
     of the finer one; the coarsest output, subsampled by 2, gives one more level.
@@ -20,27 +20,32 @@ class FPN(L.Chain):
             convolutions; a number: each is a convolution without bias followed by batch
             normalisation with this epsilon (``conv`` and ``bn`` children; torchvision's
             FPN with ``norm_layer=BatchNorm2d``).
+        channels (int): channels of every output level (the papers' 256).
+
+    Attributes:
+        channels (int): as given.
     """
 
-    def __init__(self, base, in_channels, scales, *, bn_eps=None):
+    def __init__(self, base, in_channels, scales, *, bn_eps=None, channels=256):
         super().__init__()
         # NOTE: Glorot uniform (ChainerCV: Glorot normal, same variance; cvzoo has no normal)
         init = {'initialW': initializers.GlorotUniform()}
         if bn_eps is None:
             def layer(n_in, ksize, pad):
-                return L.Convolution2D(n_in, 256, ksize, 1, pad, **init)
+                return L.Convolution2D(n_in, channels, ksize, 1, pad, **init)
         else:
             def layer(n_in, ksize, pad):
-                return L.Conv2DBNActiv(n_in, 256, ksize, 1, pad, activ=None,
+                return L.Conv2DBNActiv(n_in, channels, ksize, 1, pad, activ=None,
                                        bn_kwargs={'eps': bn_eps}, **init)
         with self.init_scope():
             self.base = base
             self.inner = L.ChainList(*[layer(c, 1, 0) for c in in_channels])
-            self.outer = L.ChainList(*[layer(256, 3, 1) for _ in in_channels])
+            self.outer = L.ChainList(*[layer(channels, 3, 1) for _ in in_channels])
         self.scales = tuple(scales)
+        self.channels = channels
 
     def forward(self, x):
-        """(B, 3, H, W), H and W multiples of 32 -> list of (B, 256, H * s, W * s)."""
+        """(B, 3, H, W), H and W multiples of 32 -> list of (B, channels, H * s, W * s)."""
         return self.pyramid(self.base(x))
 
     def pyramid(self, hs):

@@ -93,6 +93,8 @@ class KeypointRCNNResNet50FPN(L.Chain, keypoint_detector.KeypointDetector):
     box_convention = 'continuous'
     label_names = None
     point_names = None
+    box_head_class = torchvision_box_head.TorchvisionBoxHead
+    keypoint_head_class = keypoint_head.KeypointHead
 
     def __init__(self, n_fg_class=None, pretrained_model=None, *, n_point=None,
                  max_detections=100, min_size=800, max_size=1333,
@@ -107,11 +109,8 @@ class KeypointRCNNResNet50FPN(L.Chain, keypoint_detector.KeypointDetector):
         self.max_detections = max_detections
         if bn_eps is None:
             bn_eps = self.pretrained_bn_eps if pretrained_model else 1e-5
-        # NOTE: the box part is built without weights (its 'coco' entry would add COCO's
-        # ten unused classes); they load below, into both heads
-        torchvision_fpn.build(self, n_built, None, min_size=min_size, max_size=max_size,
-                              trainable_backbone_layers=trainable_backbone_layers,
-                              bn_eps=bn_eps)
+        self.build_box_part(n_built, min_size=min_size, max_size=max_size,
+                            trainable_backbone_layers=trainable_backbone_layers, bn_eps=bn_eps)
         pretrained.load_pretrained(self, pretrained_model, n_fg_class, n_built, entry,
                                    self.reset_head, source=source)
         if entry is not None:
@@ -119,14 +118,24 @@ class KeypointRCNNResNet50FPN(L.Chain, keypoint_detector.KeypointDetector):
         if n_point is not None and n_point != n_point_built:
             self.reset_points(n_point)
 
+    def build_box_part(self, n_fg_class, **options):
+        """Build the box part for ``n_fg_class`` classes and its heads
+        (:meth:`make_heads`), without weights: torchvision's ResNet-50 FPN
+        (:func:`~cvzoo.models.detection.faster_rcnn.torchvision_fpn.build`; ``options``:
+        its ``min_size``, ``max_size``, ``trainable_backbone_layers`` and ``bn_eps``)."""
+        # NOTE: without weights: the 'coco' entry would add COCO's ten unused classes;
+        # they load afterwards, into both heads
+        torchvision_fpn.build(self, n_fg_class, None, **options)
+
     def make_heads(self, n_class):
-        """Build the box head for ``n_class`` classes (background included) and the
-        keypoint head."""
+        """Build the box head (``box_head_class``) for ``n_class`` classes (background
+        included) and the keypoint head (``keypoint_head_class``) on the extractor's
+        maps."""
+        scales, channels = torchvision_fpn.FPN_SCALES, self.extractor.channels
         with self.init_scope():
-            self.head = torchvision_box_head.TorchvisionBoxHead(n_class,
-                                                                torchvision_fpn.FPN_SCALES)
-            self.keypoint_head = keypoint_head.KeypointHead(self._n_point_built,
-                                                            torchvision_fpn.FPN_SCALES)
+            self.head = self.box_head_class(n_class, scales, channels)
+            self.keypoint_head = self.keypoint_head_class(self._n_point_built, scales,
+                                                          channels)
 
     @property
     def n_fg_class(self):

@@ -20,8 +20,15 @@ Hyper-parameters: ``seed`` (0), ``augment`` (True), ``roi_n_sample`` (512: the R
 drawn per image for the box and keypoint heads) and ``flip_indices`` (the keypoint each
 keypoint becomes when flipped; default COCO's for 17 keypoints, and no flip for other
 counts unless given).
+
+:func:`tiny_keypoint_rcnn_training_recipe` (:class:`~.keypoint_rcnn_tiny.
+KeypointRCNNTiny`) is this recipe with cvzoo's own numbers, measured to learn from random
+weights on a CPU (docs/training.md, the training proofs): Adam at 2e-3 for 4 images
+(``TINY_LR``, ``TINY_BATCHSIZE``), no weight decay, a constant rate after a linear
+warm-up over 100 iterations from 1/10 of it, and ``roi_n_sample`` 64.
 """
 
+import dataclasses
 import fractions
 
 import numpy
@@ -43,6 +50,12 @@ COCO_FLIP_INDICES = (0, 2, 1, 4, 3, 6, 5, 8, 7, 10, 9, 12, 11, 14, 13, 16, 15)
 EPOCH_ITERATIONS = 4008  # ceil(64,115 / 16)
 EPOCHS = 46
 LR_STEPS = (fractions.Fraction(36, 46), fractions.Fraction(43, 46))
+# cvzoo's own, measured (KeypointRCNNTiny from random weights on generated shapes, a CPU)
+TINY_LR = 2e-3
+TINY_BATCHSIZE = 4
+TINY_ITERATIONS = 1000
+TINY_WARMUP = 100
+TINY_ROI_N_SAMPLE = 64
 
 
 class KeypointRCNNRecipeTransform:
@@ -109,3 +122,26 @@ def keypoint_rcnn_training_recipe(model, **hyper):
         lr_factor=0.1, warmup_iterations=torchvision_schedule.WARMUP_ITERATIONS,
         warmup_start_ratio=torchvision_schedule.WARMUP_START_RATIO,
         loss_keys=LOSS_KEYS)
+
+
+def tiny_keypoint_rcnn_training_recipe(model, **hyper):
+    """The :class:`~cvzoo.core.training.recipe.TrainingRecipe` of a
+    :class:`~.keypoint_rcnn_tiny.KeypointRCNNTiny`: :func:`keypoint_rcnn_training_recipe`
+    (its hyper-parameters, ``roi_n_sample`` 64 by default) with cvzoo's own numbers
+    (module docstring).
+
+    >>> from cvzoo.models.keypoint_detection.keypoint_rcnn_tiny import KeypointRCNNTiny
+    >>> recipe = tiny_keypoint_rcnn_training_recipe(KeypointRCNNTiny(n_point=5))
+    >>> recipe.optimizer, recipe.lr, recipe.batchsize, recipe.train_chain.roi_n_sample
+    ('adam', 0.002, 4, 64)
+
+    Raises:
+        cvzoo.errors.UsageError: an unknown hyper-parameter.
+        ValueError: ``flip_indices`` that is not a permutation of the model's keypoints.
+    """
+    recipe = keypoint_rcnn_training_recipe(
+        model, **{'roi_n_sample': TINY_ROI_N_SAMPLE, **hyper})
+    return dataclasses.replace(
+        recipe, optimizer='adam', lr=TINY_LR, batchsize=TINY_BATCHSIZE, weight_decay=0.0,
+        iterations=TINY_ITERATIONS, schedule='constant', warmup_iterations=TINY_WARMUP,
+        warmup_start_ratio=0.1)

@@ -39,7 +39,7 @@ class TorchvisionConvFCBoxHead(torchvision_box_head.TorchvisionBoxHead):
             setattr(self, f'conv{i}', L.Conv2DBNActiv(n_in, self.conv_channels, 3, 1, 1,
                                                       bn_kwargs={'eps': BN_EPS}, **init))
         fc1_in = self.conv_channels * self.roi_size ** 2
-        self.fc1 = L.Linear(fc1_in, 1024, initialW=initializers.Uniform(fc1_in ** -0.5),
+        self.fc1 = L.Linear(fc1_in, self.fc_size, initialW=initializers.Uniform(fc1_in ** -0.5),
                             initial_bias=initializers.Uniform(fc1_in ** -0.5))
 
     def box_features(self, h):

@@ -222,20 +222,30 @@ def build(model, n_fg_class=None, pretrained_model=None, *, min_size=800, max_si
         layout = _file_layout(pretrained_model)
         if layout is not None:
             n_built, n_unused_class = layout
-    with model.init_scope():
-        model.extractor = fpn.FPN(torchvision_resnet_fpn.make_resnet50_base(
-            bool(pretrained_model), ('res2', 'res3', 'res4', 'res5')),
-            (256, 512, 1024, 2048), FPN_SCALES, bn_eps=model.fpn_bn_eps)
-        model.rpn = torchvision_rpn.TorchvisionRPN(conv_depth=model.rpn_conv_depth)
-    model.make_heads(n_built + 1 + n_unused_class)
-    model.add_persistent('n_unused_class', n_unused_class)
-    model.min_size, model.max_size = min_size, max_size
-    model.use_preset('visualize')
+    extractor = fpn.FPN(torchvision_resnet_fpn.make_resnet50_base(
+        bool(pretrained_model), ('res2', 'res3', 'res4', 'res5')),
+        (256, 512, 1024, 2048), FPN_SCALES, bn_eps=model.fpn_bn_eps)
+    assemble(model, extractor, torchvision_rpn.TorchvisionRPN(conv_depth=model.rpn_conv_depth),
+             n_built + 1 + n_unused_class, n_unused_class, min_size, max_size)
     torchvision_resnet_fpn.set_bn_eps(model.extractor.base, (
         model.pretrained_bn_eps if pretrained_model else 1e-5) if bn_eps is None else bn_eps)
     pretrained.load_pretrained(model, pretrained_model, n_fg_class, n_built, entry,
                                model.reset_head, source=source)
     torchvision_resnet_fpn.freeze(model.extractor.base, trainable_backbone_layers)
+
+
+def assemble(model, extractor, rpn, n_class, n_unused_class, min_size, max_size):
+    """Give the Chain ``model`` an ``extractor`` (an FPN), an ``rpn``, the heads of
+    ``model.make_heads(n_class)`` (background and ``n_unused_class`` unused classes
+    included), the resize rule and the 'visualize' preset: what :func:`build` and the
+    R-CNNs on other backbones (cvzoo's tiny ones) share."""
+    with model.init_scope():
+        model.extractor = extractor
+        model.rpn = rpn
+    model.make_heads(n_class)
+    model.add_persistent('n_unused_class', n_unused_class)
+    model.min_size, model.max_size = min_size, max_size
+    model.use_preset('visualize')
 
 
 def n_fg_class(model):

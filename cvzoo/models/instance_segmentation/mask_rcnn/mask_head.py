@@ -14,8 +14,9 @@ class MaskHead(L.Chain, level_roi_align.LevelRoIAlign):
 
     Each RoI is pooled from the level of its size by RoIAlign (14 x 14 bins, 2 x 2
     samples per bin, no half-pixel shift; see :class:`LevelRoIAlign`), then goes through
-    ``conv1`` ... ``conv4`` (3 x 3, 256, ReLU), ``conv5`` (2 x 2 deconvolution of stride
-    2, ReLU) and ``seg`` (1 x 1, one channel per class): (R, n_class, 28, 28) logits.
+    ``conv1`` ... ``conv4`` (3 x 3, ``channels``: 256, ReLU), ``conv5`` (2 x 2
+    deconvolution of stride 2, ReLU) and ``seg`` (1 x 1, one channel per class):
+    (R, n_class, 28, 28) logits.
 
     Args:
         n_class (int): classes including the background.
@@ -28,18 +29,20 @@ class MaskHead(L.Chain, level_roi_align.LevelRoIAlign):
     """
 
     roi_size = 14
+    channels = 256
 
     def __init__(self, n_class, scales, in_channels=256, *, bn_eps=None):
         super().__init__()
         self.scales = tuple(scales)
         init = {'initialW': initializers.HeNormal(1, fan_option='fan_out')}
         with self.init_scope():
-            for i, channels in enumerate((in_channels, 256, 256, 256), start=1):
-                layer = conv2d_activ.Conv2DActiv(channels, 256, 3, 1, 1, **init) \
-                    if bn_eps is None else L.Conv2DBNActiv(channels, 256, 3, 1, 1, **init,
+            C = self.channels
+            for i, n_in in enumerate((in_channels, C, C, C), start=1):
+                layer = conv2d_activ.Conv2DActiv(n_in, C, 3, 1, 1, **init) \
+                    if bn_eps is None else L.Conv2DBNActiv(n_in, C, 3, 1, 1, **init,
                                                            bn_kwargs={'eps': bn_eps})
                 setattr(self, f'conv{i}', layer)
-            self.conv5 = L.Deconvolution2D(256, 256, 2, stride=2, **init)
+            self.conv5 = L.Deconvolution2D(C, C, 2, stride=2, **init)
         self.reset_classes(n_class)
 
     @property
@@ -53,7 +56,7 @@ class MaskHead(L.Chain, level_roi_align.LevelRoIAlign):
             delattr(self, 'seg')
         self.n_class = n_class
         with self.init_scope():
-            self.seg = L.Convolution2D(256, n_class, 1,
+            self.seg = L.Convolution2D(self.channels, n_class, 1,
                                        initialW=initializers.HeNormal(1, fan_option='fan_out'))
 
     def forward(self, hs, rois, roi_indices):

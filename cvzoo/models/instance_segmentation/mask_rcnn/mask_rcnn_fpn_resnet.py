@@ -40,7 +40,7 @@ class MaskRCNNFPNResNet(L.Chain, instance_segmenter.InstanceSegmenter):
     settings below.
 
     Args:
-        n_layer (int): 50 or 101.
+        n_layer (int or None): 50 or 101 (None: a subclass's parts, :meth:`make_parts`).
         n_fg_class (int or None): classes to segment; None takes the weights' (80
             without weights). A different number re-makes ``head/loc``, ``head/conf``
             and ``mask_head/seg``.
@@ -73,13 +73,21 @@ class MaskRCNNFPNResNet(L.Chain, instance_segmenter.InstanceSegmenter):
                                                            n_fg_class, 80)
         super().__init__()
         with self.init_scope():
-            self.extractor, self.rpn, self.head = fpn_resnet.make_parts(n_layer, n_built + 1)
-            self.mask_head = mask_head.MaskHead(n_built + 1, fpn_resnet.FPN_SCALES)
+            self.extractor, self.rpn, self.head, self.mask_head = self.make_parts(
+                n_layer, n_built + 1)
         self.mean = numpy.asarray(fpn_resnet.RESNET_MEAN, numpy.float32).reshape(-1, 1, 1)
         self.min_size, self.max_size = min_size, max_size
         self.use_preset('visualize')
         pretrained.load_pretrained(self, pretrained_model, n_fg_class, n_built, entry,
                                    self.reset_head, source=source)
+
+    def make_parts(self, n_layer, n_class):
+        """``(extractor, rpn, head, mask_head)`` for ``n_class`` classes (background
+        included): ChainerCV's FPN R-CNN parts on a ResNet of ``n_layer`` layers
+        (:func:`~cvzoo.models.detection.faster_rcnn.fpn.faster_rcnn_fpn_resnet.
+        make_parts`) and a :class:`~.mask_head.MaskHead`."""
+        return (*fpn_resnet.make_parts(n_layer, n_class),
+                mask_head.MaskHead(n_class, fpn_resnet.FPN_SCALES))
 
     @property
     def n_fg_class(self):

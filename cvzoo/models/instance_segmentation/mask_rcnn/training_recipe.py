@@ -24,15 +24,25 @@ sizes stay on the host, where the train chains cut their targets).
   (torchvision trained its v2 weights longer, with large-scale jitter). Hyper-parameter
   ``roi_n_sample`` (512): the RoIs drawn per image for the box and mask heads.
 
+- :func:`tiny_mask_rcnn_training_recipe` (:class:`~.mask_rcnn_tiny.MaskRCNNTiny`):
+  ChainerCV's recipe above with cvzoo's own numbers, measured to learn from random
+  weights on a CPU (docs/training.md, the training proofs): Adam at 2e-3 for 4 images
+  (``TINY_LR``, ``TINY_BATCHSIZE``), no weight decay, a constant rate after a linear
+  warm-up over 100 iterations from 1/10 of it, nothing frozen, and
+  ``roi_n_sample`` (64) RoIs drawn per image for the box and mask heads (ChainerCV's
+  512; a quarter foreground at most, as theirs).
+
 All take ``seed`` (0) and ``augment`` (True), as every recipe.
 """
 
+import dataclasses
 import fractions
 
 from cvzoo.core.training import convert
 from cvzoo.core.training.recipe import TrainingRecipe, settle_hyper
 from cvzoo.models.detection import torchvision_schedule
 from cvzoo.models.detection.box_convention import to_box_convention
+from cvzoo.models.detection.faster_rcnn.proposal_target_creator import ProposalTargetCreator
 from cvzoo.models.detection.faster_rcnn.training_recipe import freeze_fpn_resnet_stem
 from cvzoo.models.instance_segmentation.mask_rcnn import mask_rcnn_train_chain
 from cvzoo.transforms.instance_segmentation_transform import MaskRCNNTransform
@@ -47,6 +57,12 @@ CHAINERCV_ITERATIONS = 90000
 CHAINERCV_LR_STEPS = (fractions.Fraction(2, 3), fractions.Fraction(8, 9))
 CHAINERCV_WARMUP = 500
 CHAINERCV_WARMUP_START_RATIO = 1 / 3
+# cvzoo's own, measured (MaskRCNNTiny from random weights on generated shapes, a CPU)
+TINY_LR = 2e-3
+TINY_BATCHSIZE = 4
+TINY_ITERATIONS = 1000
+TINY_WARMUP = 100
+TINY_ROI_N_SAMPLE = 64
 
 
 class MaskRCNNRecipeTransform:
@@ -119,3 +135,30 @@ def torchvision_mask_rcnn_training_recipe(model, **hyper):
                                           hyper.get('augment', True)),
         converter=padded_batches(model), loss_keys=LOSS_KEYS,
         **torchvision_schedule.torchvision_schedule(0.02, 16, 26, (16, 22), 1e-4))
+
+
+def tiny_mask_rcnn_training_recipe(model, **hyper):
+    """The :class:`~cvzoo.core.training.recipe.TrainingRecipe` of a
+    :class:`~.mask_rcnn_tiny.MaskRCNNTiny`: :func:`chainercv_mask_rcnn_training_recipe`
+    with cvzoo's own numbers (module docstring). Hyper-parameters: ``seed``, ``augment``
+    and ``roi_n_sample``.
+
+    >>> from cvzoo.models.instance_segmentation.mask_rcnn.mask_rcnn_tiny import MaskRCNNTiny
+    >>> recipe = tiny_mask_rcnn_training_recipe(MaskRCNNTiny(n_fg_class=3))
+    >>> recipe.optimizer, recipe.lr, recipe.batchsize
+    ('adam', 0.002, 4)
+
+    Raises:
+        cvzoo.errors.UsageError: an unknown hyper-parameter.
+    """
+    hyper = settle_hyper(type(model).__name__, hyper, {
+        'seed': 0, 'augment': True, 'roi_n_sample': TINY_ROI_N_SAMPLE})
+    recipe = chainercv_mask_rcnn_training_recipe(
+        model, seed=hyper['seed'], augment=hyper['augment'], freeze_backbone=False)
+    chain = mask_rcnn_train_chain.MaskRCNNTrainChain(
+        model, proposal_target_creator=ProposalTargetCreator(
+            hyper['roi_n_sample'], 0.25, 0.5, 0.5, 0.0))
+    return dataclasses.replace(
+        recipe, train_chain=chain, optimizer='adam', lr=TINY_LR, batchsize=TINY_BATCHSIZE,
+        weight_decay=0.0, iterations=TINY_ITERATIONS, schedule='constant',
+        warmup_iterations=TINY_WARMUP, warmup_start_ratio=0.1)

@@ -11,8 +11,9 @@ from cvzoo.models.detection.faster_rcnn import anchors, fpn_proposals
 class FPNRegionProposalNetwork(L.Chain):
     """RPN over the levels of an FPN (ChainerCV's ``RPN``, names ``conv``, ``loc``, ``conf``).
 
-    Each level l holds anchors of side ``32 * 2 ** l`` at ratios 0.5, 1, 2; ``conf`` is
-    one objectness logit per anchor (sigmoid). Proposals: per image and level the
+    Each level l holds anchors of side ``anchor_size * 2 ** l`` (32) at ratios 0.5, 1, 2;
+    ``conv`` (3x3, ``channels``: 256, ReLU) is shared by the levels, then ``conf`` gives
+    one objectness logit per anchor (sigmoid) and ``loc`` four offsets. Proposals: per image and level the
     ``n_pre_nms`` best anchors are decoded (dw, dh clipped at log(1000 / 16)), clipped
     to the input, empty ones dropped and suppressed at IoU 0.7 keeping ``n_post_nms``;
     the ``n_post_nms`` best over the levels are the RoIs.
@@ -23,6 +24,7 @@ class FPNRegionProposalNetwork(L.Chain):
     """
 
     anchor_size = 32
+    channels = 256
     anchor_ratios = (0.5, 1, 2)
     nms_thresh = 0.7
     n_train_pre_nms, n_train_post_nms = 2000, 2000
@@ -34,9 +36,9 @@ class FPNRegionProposalNetwork(L.Chain):
         init = {'initialW': initializers.Normal(0.01)}
         n_anchor = len(self.anchor_ratios)
         with self.init_scope():
-            self.conv = L.Convolution2D(in_channels, 256, 3, 1, 1, **init)
-            self.loc = L.Convolution2D(256, n_anchor * 4, 1, **init)
-            self.conf = L.Convolution2D(256, n_anchor, 1, **init)
+            self.conv = L.Convolution2D(in_channels, self.channels, 3, 1, 1, **init)
+            self.loc = L.Convolution2D(self.channels, n_anchor * 4, 1, **init)
+            self.conf = L.Convolution2D(self.channels, n_anchor, 1, **init)
 
     def heads(self, hs):
         """Per level: ``locs`` (B, K_l, 4) and ``confs`` (B, K_l) Variables."""
