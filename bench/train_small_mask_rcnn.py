@@ -5,7 +5,7 @@ ChainerCV's Mask R-CNN recipe with fewer RoIs), on any device.
 
     python bench/train_small_mask_rcnn.py --device cuda:0 --time-budget 300 --out OUT
 
-The shapes (tests/helpers/coco_shapes.py, non-overlapping, 1 to 3 per image) are written
+The shapes (cvzoo.testing.synthetic_data, non-overlapping, 1 to 3 per image) are written
 as a COCO json, read by the dataset registry and augmented by the recipe's transform, as
 a user's data would be. The number of iterations is ``--iteration`` or, with
 ``--time-budget``, what fits that many seconds at the speed of ten timed steps. Prints
@@ -34,17 +34,19 @@ from cvzoo.evaluators.instance_segmentation_evaluators import (  # noqa: E402
     InstanceSegmentationVOCEvaluator,
 )
 from cvzoo.models import get_model  # noqa: E402
+from cvzoo.testing import synthetic_data  # noqa: E402
 from cvzoo.training import train as train_model  # noqa: E402
 from cvzoo.transforms.instance_segmentation_transform import drop_crowded  # noqa: E402
-from tests.helpers.coco_shapes import write_coco_shapes  # noqa: E402
 
 
 def make_shapes(root, size, n_train, n_val):
     """The train and val jsons of generated shapes under ``root`` (written once)."""
     root = pathlib.Path(root)
-    for split, n, seed in (('train', n_train, 0), ('val', n_val, 1)):
-        if not (root / 'annotations' / f'instances_{split}.json').exists():
-            write_coco_shapes(root, split, n, size=size, seed=seed, overlap=False)
+    if not (root / 'annotations' / 'instances_val.json').exists():
+        synthetic_data.write_coco(
+            root, synthetic_data.shape_scenes(n_train, size, seed=0, overlap=False),
+            synthetic_data.shape_scenes(n_val, size, seed=1, overlap=False),
+            kind='instances', masks='mixed')
     train = load_instance_segmentation_dataset(
         str(root / 'annotations' / 'instances_train.json'))
     val = load_instance_segmentation_dataset(

@@ -4,6 +4,10 @@ import cvzoo.core.functions as F
 import cvzoo.core.links as L
 from cvzoo.core import initializers
 
+# feature pixels per input pixel of the five levels of the FPN R-CNNs (ChainerCV's and
+# torchvision's): the base's four maps at 1/4 ... 1/32 and one subsampled from the last
+FPN_SCALES = (1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64)
+
 
 class FPN(L.Chain):
     """Lateral 1x1 and output 3x3 convolutions (``channels``) over a backbone's maps.

@@ -14,8 +14,6 @@ from cvzoo.models.detection import fpn
 # channels of the base's four maps (1/4 ... 1/32) and of its first layer (1/2)
 BASE_CHANNELS = (32, 64, 128, 128)
 STEM_CHANNELS = 32
-# feature pixels per input pixel of the FPN's levels (the last subsampled from 1/32)
-SCALES = (1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64)
 
 
 class TinyBase(L.Chain):
@@ -49,5 +47,5 @@ class TinyBase(L.Chain):
 
 def tiny_fpn(channels=64):
     """The FPN (biased lateral and output convolutions of ``channels``) on a
-    :class:`TinyBase`: (B, 3, H, W) -> five levels at :data:`SCALES`."""
-    return fpn.FPN(TinyBase(), BASE_CHANNELS, SCALES, channels=channels)
+    :class:`TinyBase`: (B, 3, H, W) -> five levels at :data:`~cvzoo.models.detection.fpn.FPN_SCALES`."""
+    return fpn.FPN(TinyBase(), BASE_CHANNELS, fpn.FPN_SCALES, channels=channels)

@@ -31,7 +31,7 @@ from cvzoo import errors
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_keypoint_names import coco_keypoint_names
 from cvzoo.models import zoo
-from cvzoo.models.detection import detector, torchvision_resnet_fpn, torchvision_transform
+from cvzoo.models.detection import detector, fpn, torchvision_resnet_fpn, torchvision_transform
 from cvzoo.models.detection.faster_rcnn import (
     torchvision_box_head,
     torchvision_fpn,
@@ -131,7 +131,7 @@ class KeypointRCNNResNet50FPN(L.Chain, keypoint_detector.KeypointDetector):
         """Build the box head (``box_head_class``) for ``n_class`` classes (background
         included) and the keypoint head (``keypoint_head_class``) on the extractor's
         maps."""
-        scales, channels = torchvision_fpn.FPN_SCALES, self.extractor.channels
+        scales, channels = fpn.FPN_SCALES, self.extractor.channels
         with self.init_scope():
             self.head = self.box_head_class(n_class, scales, channels)
             self.keypoint_head = self.keypoint_head_class(self._n_point_built, scales,

@@ -58,7 +58,6 @@ from cvzoo.models.detection.faster_rcnn import (
 from cvzoo.models.weights import pretrained
 from cvzoo.models.weights.converters import file_format
 
-FPN_SCALES = (1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64)
 PRESETS = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.5},
            'evaluate': {'score_thresh': 0.05, 'nms_thresh': 0.5}}
 BOX_CODER_WEIGHTS = (10.0, 10.0, 5.0, 5.0)
@@ -118,7 +117,7 @@ class FasterRCNNResNet50FPN(L.Chain, torchvision_resnet_fpn.TorchvisionResNetFPN
 
     def make_box_head(self, n_class):
         """The box head (``head``) for ``n_class`` classes; v1's is ``TwoMLPHead``."""
-        return torchvision_box_head.TorchvisionBoxHead(n_class, FPN_SCALES)
+        return torchvision_box_head.TorchvisionBoxHead(n_class, fpn.FPN_SCALES)
 
     def make_heads(self, n_class):
         """Build the RoI heads for ``n_class`` classes (background and unused ones
@@ -224,7 +223,7 @@ def build(model, n_fg_class=None, pretrained_model=None, *, min_size=800, max_si
             n_built, n_unused_class = layout
     extractor = fpn.FPN(torchvision_resnet_fpn.make_resnet50_base(
         bool(pretrained_model), ('res2', 'res3', 'res4', 'res5')),
-        (256, 512, 1024, 2048), FPN_SCALES, bn_eps=model.fpn_bn_eps)
+        (256, 512, 1024, 2048), fpn.FPN_SCALES, bn_eps=model.fpn_bn_eps)
     assemble(model, extractor, torchvision_rpn.TorchvisionRPN(conv_depth=model.rpn_conv_depth),
              n_built + 1 + n_unused_class, n_unused_class, min_size, max_size)
     torchvision_resnet_fpn.set_bn_eps(model.extractor.base, (

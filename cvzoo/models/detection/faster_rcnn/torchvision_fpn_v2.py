@@ -35,6 +35,7 @@ never returned.
 
 from cvzoo.datasets.coco.coco_label_names import coco_bbox_label_names
 from cvzoo.models import zoo
+from cvzoo.models.detection import fpn
 from cvzoo.models.detection.faster_rcnn import (
     torchvision_conv_fc_box_head,
     torchvision_fpn,
@@ -58,7 +59,7 @@ class TorchvisionV2Parts:
     def make_box_head(self, n_class):
         """The v2 box head (``head``) for ``n_class`` classes."""
         return torchvision_conv_fc_box_head.TorchvisionConvFCBoxHead(
-            n_class, torchvision_fpn.FPN_SCALES)
+            n_class, fpn.FPN_SCALES)
 
 
 @zoo.register('fasterrcnn_resnet50_fpn_v2', task='detection')

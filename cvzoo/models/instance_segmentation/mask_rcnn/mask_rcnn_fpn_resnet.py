@@ -22,7 +22,7 @@ import cvzoo.core.links as L
 from cvzoo.core.serializers import dictionary
 from cvzoo.datasets.coco.coco_label_names import coco_instance_segmentation_label_names
 from cvzoo.models import zoo
-from cvzoo.models.detection import box_coding
+from cvzoo.models.detection import box_coding, fpn
 from cvzoo.models.detection.faster_rcnn import faster_rcnn, faster_rcnn_vgg
 from cvzoo.models.detection.faster_rcnn.fpn import faster_rcnn_fpn_resnet as fpn_resnet
 from cvzoo.models.instance_segmentation import instance_segmenter
@@ -87,7 +87,7 @@ class MaskRCNNFPNResNet(L.Chain, instance_segmenter.InstanceSegmenter):
         (:func:`~cvzoo.models.detection.faster_rcnn.fpn.faster_rcnn_fpn_resnet.
         make_parts`) and a :class:`~.mask_head.MaskHead`."""
         return (*fpn_resnet.make_parts(n_layer, n_class),
-                mask_head.MaskHead(n_class, fpn_resnet.FPN_SCALES))
+                mask_head.MaskHead(n_class, fpn.FPN_SCALES))
 
     @property
     def n_fg_class(self):

@@ -12,7 +12,7 @@ shorter side of 96 pixels (longer at most 96) by default.
 """
 
 from cvzoo.models import zoo
-from cvzoo.models.detection import tiny_fpn
+from cvzoo.models.detection import fpn, tiny_fpn
 from cvzoo.models.detection.faster_rcnn.fpn import bbox_head, rpn
 from cvzoo.models.instance_segmentation.mask_rcnn import mask_head, mask_rcnn_fpn_resnet
 
@@ -59,7 +59,7 @@ class MaskRCNNTiny(mask_rcnn_fpn_resnet.MaskRCNNFPNResNet):
     def make_parts(self, n_layer, n_class):
         """``(extractor, rpn, head, mask_head)`` for ``n_class`` classes (background
         included), those of the module docstring (``n_layer`` is unused)."""
-        scales = tiny_fpn.SCALES
+        scales = fpn.FPN_SCALES
         return (tiny_fpn.tiny_fpn(FPN_CHANNELS), TinyRPN(scales, FPN_CHANNELS),
                 TinyBboxHead(n_class, scales, FPN_CHANNELS),
                 TinyMaskHead(n_class, scales, FPN_CHANNELS))

@@ -29,6 +29,7 @@ from cvzoo.datasets.coco.coco_label_names import coco_instance_segmentation_labe
 from cvzoo.models import zoo
 from cvzoo.models.common import foreign_names
 from cvzoo.models.detection import (
+    fpn,
     torchvision_coco_classes,
     torchvision_resnet_fpn,
     torchvision_transform,
@@ -108,7 +109,7 @@ class MaskRCNNResNet50FPN(L.Chain, instance_segmenter.InstanceSegmenter):
 
     def make_box_head(self, n_class):
         """The box head (``head``) for ``n_class`` classes; v1's is ``TwoMLPHead``."""
-        return torchvision_box_head.TorchvisionBoxHead(n_class, torchvision_fpn.FPN_SCALES)
+        return torchvision_box_head.TorchvisionBoxHead(n_class, fpn.FPN_SCALES)
 
     def make_heads(self, n_class):
         """Build the box head and the mask head for ``n_class`` classes (background and
@@ -120,7 +121,7 @@ class MaskRCNNResNet50FPN(L.Chain, instance_segmenter.InstanceSegmenter):
     def make_mask_head(self, n_class):
         """The mask head (``mask_head``) for ``n_class`` classes; v1's convolutions have
         no BN."""
-        return TorchvisionMaskHead(n_class, torchvision_fpn.FPN_SCALES)
+        return TorchvisionMaskHead(n_class, fpn.FPN_SCALES)
 
     @property
     def n_fg_class(self):

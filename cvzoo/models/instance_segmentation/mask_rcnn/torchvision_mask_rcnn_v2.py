@@ -23,7 +23,8 @@ thresholded at >= 0.5, torchvision returns probabilities).
 
 from cvzoo.datasets.coco.coco_label_names import coco_instance_segmentation_label_names
 from cvzoo.models import zoo
-from cvzoo.models.detection.faster_rcnn import torchvision_fpn, torchvision_fpn_v2
+from cvzoo.models.detection import fpn
+from cvzoo.models.detection.faster_rcnn import torchvision_fpn_v2
 from cvzoo.models.instance_segmentation.mask_rcnn import torchvision_mask_rcnn
 
 
@@ -55,7 +56,7 @@ class MaskRCNNResNet50FPNV2(torchvision_fpn_v2.TorchvisionV2Parts,
     def make_mask_head(self, n_class):
         """The v2 mask head (``mask_head``): v1's with BN after each 3 x 3 convolution."""
         return torchvision_mask_rcnn.TorchvisionMaskHead(
-            n_class, torchvision_fpn.FPN_SCALES, bn_eps=torchvision_fpn_v2.BN_EPS)
+            n_class, fpn.FPN_SCALES, bn_eps=torchvision_fpn_v2.BN_EPS)
 
 
 _V1_ENTRY = torchvision_mask_rcnn.MaskRCNNResNet50FPN.weights['coco']

@@ -5,7 +5,7 @@ import pytest
 
 from cvzoo import errors
 from cvzoo.models import zoo
-from cvzoo.models.detection import box_coding
+from cvzoo.models.detection import box_coding, fpn
 from cvzoo.models.detection.faster_rcnn.fpn import bbox_head, faster_rcnn_fpn_resnet
 from cvzoo.testing import assert_is_detection_model
 
@@ -58,7 +58,7 @@ def test_empty_detections(model):
 
 
 def test_rois_go_to_the_level_of_their_size():
-    head = bbox_head.FPNBboxHead(2, faster_rcnn_fpn_resnet.FPN_SCALES)
+    head = bbox_head.FPNBboxHead(2, fpn.FPN_SCALES)
     side = numpy.array([10, 111, 112, 224, 447, 448, 900, 5000], numpy.float32)
     rois = numpy.stack((numpy.zeros_like(side),) * 2 + (side, side), axis=1)
     # floor(log2(side / 224)) + 2, clipped to [0, 3] (the 1/64 level only serves the RPN)

@@ -21,7 +21,6 @@ from cvzoo.models.weights import pretrained
 
 # RGB, ChainerCV's ImageNet mean of its ResNets
 RESNET_MEAN = (123.15163084, 115.90288257, 103.0626238)
-FPN_SCALES = (1 / 4, 1 / 8, 1 / 16, 1 / 32, 1 / 64)
 FPN_PRESETS = {'visualize': {'score_thresh': 0.7, 'nms_thresh': 0.5},
                'evaluate': {'score_thresh': 0.05, 'nms_thresh': 0.5}}
 _LOC_KEYS = ('rpn/loc/W', 'rpn/loc/b', 'head/loc/W', 'head/loc/b')
@@ -85,9 +84,9 @@ def make_parts(n_layer, n_class):
     """The parts of ChainerCV's FPN R-CNNs: the FPN on a ResNet of ``n_layer`` layers
     ('he' arch), the FPN's RPN and the box head for ``n_class`` classes (background
     included), as ``(extractor, rpn, head)``."""
-    extractor = fpn.FPN(_make_base(n_layer, None), (256, 512, 1024, 2048), FPN_SCALES)
-    return (extractor, rpn.FPNRegionProposalNetwork(FPN_SCALES),
-            bbox_head.FPNBboxHead(n_class, FPN_SCALES))
+    extractor = fpn.FPN(_make_base(n_layer, None), (256, 512, 1024, 2048), fpn.FPN_SCALES)
+    return (extractor, rpn.FPNRegionProposalNetwork(fpn.FPN_SCALES),
+            bbox_head.FPNBboxHead(n_class, fpn.FPN_SCALES))
 
 
 def input_scales(model, sizes):
