@@ -170,7 +170,9 @@ def resolve_weights(model_class, key: str) -> weights_schema.Weights:
     cls = model_class if isinstance(model_class, type) else type(model_class)
     entries = getattr(cls, 'weights', None) or {}
     if key not in entries:
+        offer = (f'available keys: {sorted(entries)}' if entries else
+                 'it has no published weights: give a .npz trained from it (cvzoo train '
+                 'writes model_final.npz) or none')
         raise errors.UsageError(f'pretrained_model: {cls.__name__} has no weights {key!r} and '
-                                f'no file of that name exists; available keys: '
-                                f'{sorted(entries)}')
+                                f'no file of that name exists; {offer}')
     return entries[key]

@@ -166,7 +166,7 @@ def test_register_list_info_get(registry):
     (lambda: zoo.register('toy', 'classify'), 'task: .*classification'),
     (lambda: zoo.list_models('segmentation'), 'task: '),
     (lambda: zoo.get_model('tyo'), "no model 'tyo'.*did you mean \\['toy'\\]"),
-    (lambda: zoo.resolve_weights(Toy, 'voc'), r"no weights 'voc'.*available keys: \[\]"),
+    (lambda: zoo.resolve_weights(Toy, 'voc'), r"no weights 'voc'.*no published weights: .*cvzoo train"),
 ], ids=['upper_name', 'bad_task', 'bad_task_filter', 'unknown_model', 'unknown_key'])
 def test_registry_errors(registry, call, message):
     zoo.register('toy', task='classification')(Toy)
