@@ -21,7 +21,6 @@ from cvzoo.models.detection.faster_rcnn import (
 )
 from cvzoo.models.keypoint_detection import keypoint_head, keypoint_rcnn
 
-FPN_CHANNELS = 64
 ANCHOR_SIZES = (16, 32, 64, 128, 256)
 
 
@@ -35,7 +34,7 @@ class TinyKeypointHead(keypoint_head.KeypointHead):
     """torchvision's keypoint head with four convolutions of 64 channels."""
 
     n_layer = 4
-    channels = FPN_CHANNELS
+    channels = tiny_fpn.CHANNELS
 
 
 @zoo.register('keypoint_rcnn_tiny', task='keypoint_detection')
@@ -67,8 +66,8 @@ class KeypointRCNNTiny(keypoint_rcnn.KeypointRCNNResNet50FPN):
         """Build the parts of the module docstring for ``n_fg_class`` classes (the
         ResNet's options, ``unused``, do not apply)."""
         torchvision_fpn.assemble(
-            self, tiny_fpn.tiny_fpn(FPN_CHANNELS),
-            torchvision_rpn.TorchvisionRPN(FPN_CHANNELS, ANCHOR_SIZES), n_fg_class + 1, 0,
+            self, tiny_fpn.tiny_fpn(),
+            torchvision_rpn.TorchvisionRPN(tiny_fpn.CHANNELS, ANCHOR_SIZES), n_fg_class + 1, 0,
             min_size, max_size)
 
     def features(self, x):

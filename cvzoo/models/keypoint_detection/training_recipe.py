@@ -22,20 +22,18 @@ keypoint becomes when flipped; default COCO's for 17 keypoints, and no flip for 
 counts unless given).
 
 :func:`tiny_keypoint_rcnn_training_recipe` (:class:`~.keypoint_rcnn_tiny.
-KeypointRCNNTiny`) is this recipe with cvzoo's own numbers, measured to learn from random
-weights on a CPU (docs/training.md, the training proofs): Adam at 2e-3 for 4 images
-(``TINY_LR``, ``TINY_BATCHSIZE``), no weight decay, a constant rate after a linear
-warm-up over 100 iterations from 1/10 of it, and ``roi_n_sample`` 64.
+KeypointRCNNTiny`) is this recipe with ``roi_n_sample`` 64 and cvzoo's own numbers,
+measured to learn from random weights on a CPU (docs/training.md, the training proofs;
+:func:`~cvzoo.models.detection.tiny_fpn.from_scratch_on_a_cpu`).
 """
 
-import dataclasses
 import fractions
 
 import numpy
 
 from cvzoo.core.training import convert
 from cvzoo.core.training.recipe import TrainingRecipe, settle_hyper
-from cvzoo.models.detection import torchvision_schedule
+from cvzoo.models.detection import tiny_fpn, torchvision_schedule
 from cvzoo.models.detection.box_convention import to_box_convention
 from cvzoo.models.keypoint_detection import keypoint_rcnn_train_chain
 from cvzoo.transforms.bbox.flip_bbox import flip_bbox
@@ -50,12 +48,6 @@ COCO_FLIP_INDICES = (0, 2, 1, 4, 3, 6, 5, 8, 7, 10, 9, 12, 11, 14, 13, 16, 15)
 EPOCH_ITERATIONS = 4008  # ceil(64,115 / 16)
 EPOCHS = 46
 LR_STEPS = (fractions.Fraction(36, 46), fractions.Fraction(43, 46))
-# cvzoo's own, measured (KeypointRCNNTiny from random weights on generated shapes, a CPU)
-TINY_LR = 2e-3
-TINY_BATCHSIZE = 4
-TINY_ITERATIONS = 1000
-TINY_WARMUP = 100
-TINY_ROI_N_SAMPLE = 64
 
 
 class KeypointRCNNRecipeTransform:
@@ -139,9 +131,5 @@ def tiny_keypoint_rcnn_training_recipe(model, **hyper):
         cvzoo.errors.UsageError: an unknown hyper-parameter.
         ValueError: ``flip_indices`` that is not a permutation of the model's keypoints.
     """
-    recipe = keypoint_rcnn_training_recipe(
-        model, **{'roi_n_sample': TINY_ROI_N_SAMPLE, **hyper})
-    return dataclasses.replace(
-        recipe, optimizer='adam', lr=TINY_LR, batchsize=TINY_BATCHSIZE, weight_decay=0.0,
-        iterations=TINY_ITERATIONS, schedule='constant', warmup_iterations=TINY_WARMUP,
-        warmup_start_ratio=0.1)
+    return tiny_fpn.from_scratch_on_a_cpu(keypoint_rcnn_training_recipe(
+        model, **{'roi_n_sample': tiny_fpn.ROI_N_SAMPLE, **hyper}))

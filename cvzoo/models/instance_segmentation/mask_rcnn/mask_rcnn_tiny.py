@@ -16,14 +16,12 @@ from cvzoo.models.detection import fpn, tiny_fpn
 from cvzoo.models.detection.faster_rcnn.fpn import bbox_head, rpn
 from cvzoo.models.instance_segmentation.mask_rcnn import mask_head, mask_rcnn_fpn_resnet
 
-FPN_CHANNELS = 64
-
 
 class TinyRPN(rpn.FPNRegionProposalNetwork):
     """ChainerCV's FPN RPN with anchors of 16 * 2 ** level and a 3x3 convolution of 64."""
 
     anchor_size = 16
-    channels = FPN_CHANNELS
+    channels = tiny_fpn.CHANNELS
 
 
 class TinyBboxHead(bbox_head.FPNBboxHead):
@@ -35,7 +33,7 @@ class TinyBboxHead(bbox_head.FPNBboxHead):
 class TinyMaskHead(mask_head.MaskHead):
     """ChainerCV's mask head with convolutions of 64 channels."""
 
-    channels = FPN_CHANNELS
+    channels = tiny_fpn.CHANNELS
 
 
 @zoo.register('mask_rcnn_tiny', task='instance_segmentation')
@@ -60,9 +58,9 @@ class MaskRCNNTiny(mask_rcnn_fpn_resnet.MaskRCNNFPNResNet):
         """``(extractor, rpn, head, mask_head)`` for ``n_class`` classes (background
         included), those of the module docstring (``n_layer`` is unused)."""
         scales = fpn.FPN_SCALES
-        return (tiny_fpn.tiny_fpn(FPN_CHANNELS), TinyRPN(scales, FPN_CHANNELS),
-                TinyBboxHead(n_class, scales, FPN_CHANNELS),
-                TinyMaskHead(n_class, scales, FPN_CHANNELS))
+        return (tiny_fpn.tiny_fpn(), TinyRPN(scales, tiny_fpn.CHANNELS),
+                TinyBboxHead(n_class, scales, tiny_fpn.CHANNELS),
+                TinyMaskHead(n_class, scales, tiny_fpn.CHANNELS))
 
     def training_recipe(self, **hyper):
         """How this model trains: ChainerCV's FPN recipe with cvzoo's own numbers for a

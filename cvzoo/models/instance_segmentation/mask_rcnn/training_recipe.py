@@ -13,7 +13,8 @@ sizes stay on the host, where the train chains cut their targets).
   (2/3 and 8/9 of the run) after a linear warm-up over 500 iterations from 1/3 of the
   rate; the ResNet's ``conv1``, ``res2`` and every batch normalisation are not updated
   (Faster R-CNN FPN's ``freeze_fpn_resnet_stem``; hyper-parameter ``freeze_backbone``,
-  True: ChainerCV starts from ImageNet weights).
+  True: ChainerCV starts from ImageNet weights). Hyper-parameter ``roi_n_sample`` (512,
+  a quarter foreground at most): the RoIs drawn per image for the box and mask heads.
 - :func:`torchvision_mask_rcnn_training_recipe`: torchvision's ``references/detection``
   for ``maskrcnn_resnet50_fpn``: SGD (momentum 0.9) at lr 0.02 for 16 images (8 GPUs of
   2), weight decay 1e-4, 26 epochs of COCO 2017 train (117,266 images with annotations,
@@ -23,24 +24,19 @@ sizes stay on the host, where the train chains cut their targets).
   the model's own (``trainable_backbone_layers``). The v2 model takes the same recipe
   (torchvision trained its v2 weights longer, with large-scale jitter). Hyper-parameter
   ``roi_n_sample`` (512): the RoIs drawn per image for the box and mask heads.
-
 - :func:`tiny_mask_rcnn_training_recipe` (:class:`~.mask_rcnn_tiny.MaskRCNNTiny`):
-  ChainerCV's recipe above with cvzoo's own numbers, measured to learn from random
-  weights on a CPU (docs/training.md, the training proofs): Adam at 2e-3 for 4 images
-  (``TINY_LR``, ``TINY_BATCHSIZE``), no weight decay, a constant rate after a linear
-  warm-up over 100 iterations from 1/10 of it, nothing frozen, and
-  ``roi_n_sample`` (64) RoIs drawn per image for the box and mask heads (ChainerCV's
-  512; a quarter foreground at most, as theirs).
+  ChainerCV's recipe above with nothing frozen, 64 RoIs per image and cvzoo's own
+  numbers, measured to learn from random weights on a CPU (docs/training.md, the
+  training proofs; :func:`~cvzoo.models.detection.tiny_fpn.from_scratch_on_a_cpu`).
 
 All take ``seed`` (0) and ``augment`` (True), as every recipe.
 """
 
-import dataclasses
 import fractions
 
 from cvzoo.core.training import convert
 from cvzoo.core.training.recipe import TrainingRecipe, settle_hyper
-from cvzoo.models.detection import torchvision_schedule
+from cvzoo.models.detection import tiny_fpn, torchvision_schedule
 from cvzoo.models.detection.box_convention import to_box_convention
 from cvzoo.models.detection.faster_rcnn.proposal_target_creator import ProposalTargetCreator
 from cvzoo.models.detection.faster_rcnn.training_recipe import freeze_fpn_resnet_stem
@@ -57,12 +53,7 @@ CHAINERCV_ITERATIONS = 90000
 CHAINERCV_LR_STEPS = (fractions.Fraction(2, 3), fractions.Fraction(8, 9))
 CHAINERCV_WARMUP = 500
 CHAINERCV_WARMUP_START_RATIO = 1 / 3
-# cvzoo's own, measured (MaskRCNNTiny from random weights on generated shapes, a CPU)
-TINY_LR = 2e-3
-TINY_BATCHSIZE = 4
-TINY_ITERATIONS = 1000
-TINY_WARMUP = 100
-TINY_ROI_N_SAMPLE = 64
+CHAINERCV_ROI_N_SAMPLE = 512
 
 
 class MaskRCNNRecipeTransform:
@@ -103,13 +94,15 @@ def chainercv_mask_rcnn_training_recipe(model, **hyper):
     Raises:
         cvzoo.errors.UsageError: an unknown hyper-parameter.
     """
-    hyper = settle_hyper(type(model).__name__, hyper,
-                         {'seed': 0, 'augment': True, 'freeze_backbone': True})
-    freeze = hyper.get('freeze_backbone', True)
+    hyper = settle_hyper(type(model).__name__, hyper, {
+        'seed': 0, 'augment': True, 'freeze_backbone': True,
+        'roi_n_sample': CHAINERCV_ROI_N_SAMPLE})
+    freeze = hyper['freeze_backbone']
     return TrainingRecipe(
-        train_chain=mask_rcnn_train_chain.MaskRCNNTrainChain(model),
-        transform=MaskRCNNRecipeTransform(model, hyper.get('seed', 0),
-                                          hyper.get('augment', True)),
+        train_chain=mask_rcnn_train_chain.MaskRCNNTrainChain(
+            model, proposal_target_creator=ProposalTargetCreator(
+                hyper['roi_n_sample'], 0.25, 0.5, 0.5, 0.0)),
+        transform=MaskRCNNRecipeTransform(model, hyper['seed'], hyper['augment']),
         converter=padded_batches(model), optimizer='momentum_sgd', lr=CHAINERCV_LR,
         batchsize=CHAINERCV_BATCHSIZE, momentum=0.9, weight_decay=CHAINERCV_WEIGHT_DECAY,
         iterations=CHAINERCV_ITERATIONS,
@@ -140,8 +133,8 @@ def torchvision_mask_rcnn_training_recipe(model, **hyper):
 def tiny_mask_rcnn_training_recipe(model, **hyper):
     """The :class:`~cvzoo.core.training.recipe.TrainingRecipe` of a
     :class:`~.mask_rcnn_tiny.MaskRCNNTiny`: :func:`chainercv_mask_rcnn_training_recipe`
-    with cvzoo's own numbers (module docstring). Hyper-parameters: ``seed``, ``augment``
-    and ``roi_n_sample``.
+    with nothing frozen, ``roi_n_sample`` 64 by default and cvzoo's own numbers (module
+    docstring). Hyper-parameters: ``seed``, ``augment`` and ``roi_n_sample``.
 
     >>> from cvzoo.models.instance_segmentation.mask_rcnn.mask_rcnn_tiny import MaskRCNNTiny
     >>> recipe = tiny_mask_rcnn_training_recipe(MaskRCNNTiny(n_fg_class=3))
@@ -152,13 +145,6 @@ def tiny_mask_rcnn_training_recipe(model, **hyper):
         cvzoo.errors.UsageError: an unknown hyper-parameter.
     """
     hyper = settle_hyper(type(model).__name__, hyper, {
-        'seed': 0, 'augment': True, 'roi_n_sample': TINY_ROI_N_SAMPLE})
-    recipe = chainercv_mask_rcnn_training_recipe(
-        model, seed=hyper['seed'], augment=hyper['augment'], freeze_backbone=False)
-    chain = mask_rcnn_train_chain.MaskRCNNTrainChain(
-        model, proposal_target_creator=ProposalTargetCreator(
-            hyper['roi_n_sample'], 0.25, 0.5, 0.5, 0.0))
-    return dataclasses.replace(
-        recipe, train_chain=chain, optimizer='adam', lr=TINY_LR, batchsize=TINY_BATCHSIZE,
-        weight_decay=0.0, iterations=TINY_ITERATIONS, schedule='constant',
-        warmup_iterations=TINY_WARMUP, warmup_start_ratio=0.1)
+        'seed': 0, 'augment': True, 'roi_n_sample': tiny_fpn.ROI_N_SAMPLE})
+    return tiny_fpn.from_scratch_on_a_cpu(
+        chainercv_mask_rcnn_training_recipe(model, freeze_backbone=False, **hyper))
