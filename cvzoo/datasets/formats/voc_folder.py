@@ -44,18 +44,18 @@ def split_names(root):
     return whole, None
 
 
-def read(root, label_names=None):
+def read(root):
     """Splits of VOC data (``img, bbox, label``; difficult objects left out).
 
     In VOC's layout, class names are VOC's 20 when every name in the xml files is one of
-    them, else the sorted names found (``label_names`` given: those); for xml files
-    beside their images, see :func:`voc_flat.read`.
+    them, else the sorted names found; for xml files beside their images, see
+    :func:`voc_flat.read`.
     """
     root = pathlib.Path(root)
     if not _devkit_layout(root):
         return voc_flat.read(root)
     train_split, val_split = split_names(root)
-    train = VOCBboxDataset(root, split=train_split, label_names=label_names)
+    train = VOCBboxDataset(root, split=train_split)
     val = None
     if val_split is not None:
         val = VOCBboxDataset(root, split=val_split, label_names=train.label_names)
