@@ -80,15 +80,17 @@ def add_arguments(parser, *, data_flags=('--data',), val_flags=('--val',), data_
     held_out.add_argument(*val_flags, dest='val', metavar='PATH', default=None,
                           help='held-out data in the same format (default: --val-fraction '
                           'of --data, unless it has its own validation split)')
-    held_out.add_argument('--val-fraction', metavar='F', type=argument_types.finite_float(0, 1, high_open=True),
+    held_out.add_argument('--val-fraction', metavar='F',
+                          type=argument_types.finite_float(0, 1, high_open=True),
                           default=0.2, help='the share of --data held out to evaluate on '
                           '(0: no evaluation)')
     length = parser.add_mutually_exclusive_group()
     length.add_argument('--iterations', '--iteration', dest='iterations', metavar='N',
                         type=argument_types.positive_int, default=iterations,
                         help="length of the run in iterations (default: the recipe's)")
-    length.add_argument('--epochs', '--epoch', dest='epochs', metavar='N', type=argument_types.positive_int,
-                        default=epochs, help='length of the run in passes over the data')
+    length.add_argument('--epochs', '--epoch', dest='epochs', metavar='N',
+                        type=argument_types.positive_int, default=epochs,
+                        help='length of the run in passes over the data')
     parser.add_argument('--batchsize', metavar='B', type=argument_types.positive_int,
                         default=batchsize,
                         help="examples per iteration, per process (default: the recipe's, "

@@ -72,6 +72,7 @@ def test_killed_snapshot_leaves_tmp_that_the_next_run_removes(tmp_path):
     orphan.write_bytes(b'half a snapshot')
     other = out / 'notes.tmp'  # not a snapshot's: stays
     other.write_text('mine')
-    train_runs.load_train_script('classifier').main(train_runs.train_args('classifier', tmp_path, out, 1))
+    train_runs.load_train_script('classifier').main(
+        train_runs.train_args('classifier', tmp_path, out, 1))
     assert not orphan.exists() and other.read_text() == 'mine'
     assert (out / train_runs.FINAL['classifier']).exists()

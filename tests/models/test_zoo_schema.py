@@ -166,7 +166,8 @@ def test_register_list_info_get(registry):
     (lambda: zoo.register('toy', 'classify'), 'task: .*classification'),
     (lambda: zoo.list_models('segmentation'), 'task: '),
     (lambda: zoo.get_model('tyo'), "no model 'tyo'.*did you mean \\['toy'\\]"),
-    (lambda: zoo.resolve_weights(Toy, 'voc'), r"no weights 'voc'.*no published weights: .*cvzoo train"),
+    (lambda: zoo.resolve_weights(Toy, 'voc'),
+     r"no weights 'voc'.*no published weights: .*cvzoo train"),
 ], ids=['upper_name', 'bad_task', 'bad_task_filter', 'unknown_model', 'unknown_key'])
 def test_registry_errors(registry, call, message):
     zoo.register('toy', task='classification')(Toy)
@@ -533,5 +534,6 @@ def test_prefix_entry_loads_and_caches_by_full_hash(http_server, rng, monkeypatc
     monkeypatch.setattr(Toy, 'weights', {
         'imagenet': dataclasses.replace(Toy.weights['imagenet'], sha256=full[:8])})
     _assert_loaded(Toy(pretrained_model='imagenet'), _reference(state))
-    stamp = npz_serializer.read_npz(cached.with_name('toy-1234.pth.cvzoo.npz'))[conversion_cache.CACHE_KEY]
+    stamp = npz_serializer.read_npz(
+        cached.with_name('toy-1234.pth.cvzoo.npz'))[conversion_cache.CACHE_KEY]
     assert full in stamp.tobytes().decode()

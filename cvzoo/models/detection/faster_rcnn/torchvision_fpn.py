@@ -12,11 +12,11 @@ weights (10, 10, 5, 5)).
 predict(): the image is normalised (ImageNet mean and std), resized (bilinear, no
 antialias; shorter side ``min_size`` unless the longer would pass ``max_size``) and the
 batch zero-padded to multiples of 32, as torchvision's ``GeneralizedRCNNTransform`` (the
-code RetinaNet shares, :mod:`~cvzoo.models.detection.torchvision_transform`); each
-RoI's per-class boxes are decoded (dw, dh clipped at log(1000 / 16)) and clipped to the
-resized image; the (box, class) pairs scoring above ``score_thresh`` with both sides >= 0.01 go through NMS per
-class at ``nms_thresh``; the ``max_detections`` (100) best of each image are kept and
-scaled back to the input image (torchvision's ``postprocess_detections`` and
+code RetinaNet shares, :mod:`~cvzoo.models.detection.torchvision_transform`); each RoI's
+per-class boxes are decoded (dw, dh clipped at log(1000 / 16)) and clipped to the resized
+image; the (box, class) pairs scoring above ``score_thresh`` with both sides >= 0.01 go
+through NMS per class at ``nms_thresh``; the ``max_detections`` (100) best of each image
+are kept and scaled back to the input image (torchvision's ``postprocess_detections`` and
 ``postprocess``). The 'evaluate' preset is torchvision's setting (0.05, 0.5); 'visualize'
 (0.7, 0.5) returns the subset of those detections scoring above 0.7.
 

@@ -11,12 +11,12 @@ from cvzoo.models.detection.faster_rcnn import anchors, fpn_proposals
 class FPNRegionProposalNetwork(L.Chain):
     """RPN over the levels of an FPN (ChainerCV's ``RPN``, names ``conv``, ``loc``, ``conf``).
 
-    Each level l holds anchors of side ``anchor_size * 2 ** l`` (32) at ratios 0.5, 1, 2;
-    ``conv`` (3x3, ``channels``: 256, ReLU) is shared by the levels, then ``conf`` gives
-    one objectness logit per anchor (sigmoid) and ``loc`` four offsets. Proposals: per image and level the
-    ``n_pre_nms`` best anchors are decoded (dw, dh clipped at log(1000 / 16)), clipped
-    to the input, empty ones dropped and suppressed at IoU 0.7 keeping ``n_post_nms``;
-    the ``n_post_nms`` best over the levels are the RoIs.
+    Each level l holds anchors of side ``anchor_size * 2 ** l`` (32) at ratios 0.5, 1, 2; ``conv``
+    (3x3, ``channels``: 256, ReLU) is shared by the levels, then ``conf`` gives one objectness
+    logit per anchor (sigmoid) and ``loc`` four offsets. Proposals: per image and level the
+    ``n_pre_nms`` best anchors are decoded (dw, dh clipped at log(1000 / 16)), clipped to the
+    input, empty ones dropped and suppressed at IoU 0.7 keeping ``n_post_nms``; the ``n_post_nms``
+    best over the levels are the RoIs.
 
     Args:
         scales (tuple of float): feature pixels per input pixel of each level.
