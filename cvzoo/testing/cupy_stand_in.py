@@ -31,9 +31,13 @@ keeps CuPy's rules, so that code which breaks them fails here as it would on a G
 - stream capture keeps CUDA's rules (``Stream.begin_capture`` / ``end_capture`` giving a
   ``Graph`` whose ``launch()`` reruns each recorded operation into the same arrays; a
   capture itself changes nothing): host synchronisations, host-to-device copies of host
-  data, ``cupy.random`` draws, NCCL calls and work off the capturing stream raise
-  CUDARuntimeError naming the operation and its call sites, and invalidate the capture;
-  arrays made in a capture hold garbage (NaN) until the graph is launched;
+  data, ``cupy.random`` draws and work off the capturing stream raise CUDARuntimeError
+  naming the operation and its call sites, and invalidate the capture; arrays made in a
+  capture hold garbage (NaN) until the graph is launched;
+- ``cupy.cuda.nccl`` runs NCCL's calls over mpi4py on the memory behind the pointers, on
+  the stream handle given (0 or a stream of the communicator's device); a call on the
+  capturing stream is recorded, runs nothing then, and runs its MPI collective at each
+  ``launch()``, in order with the graph's other operations, as NCCL >= 2.9 captures;
 - ``ElementwiseKernel`` and ``ReductionKernel`` run the NumPy twin that
   ``cvzoo.core.backend.elementwise_kernel`` / ``reduction_kernel`` registered under the
   kernel's name (the CUDA source itself is never compiled here; a parameter named by a
@@ -68,6 +72,7 @@ import sys
 import threading
 import time
 import types
+import weakref
 
 import numpy
 
@@ -229,23 +234,30 @@ def _refuse_in_capture(operation):
                            'a stream is capturing; the capture is invalidated')
 
 
-def _active_capture(what):
+def _active_capture(what, stream_ptr=None):
     """The capture that records ``what`` (None when none is open in this thread); refuses
-    work on an invalidated capture and work that is not on the capturing stream."""
+    work on an invalidated capture and work that is not on the capturing stream.
+
+    Args:
+        what (str): the operation, for the messages.
+        stream_ptr (int): the handle of the stream ``what`` is queued on (None: the
+            current stream, where CuPy queues its kernels).
+    """
     capture = _capture()
     if capture is None:
         return None
     if capture.invalidated:
         raise CUDARuntimeError(f'cudaErrorStreamCaptureInvalidated: {what} at {_call_site()} '
                                f'on a capture invalidated by {capture.invalidated}')
-    device, stream = _current_device(), get_current_stream()
-    if device != capture.device or stream.ptr != capture.stream.ptr:
-        capture.invalidated = (f'{what} at {_call_site()} on stream {stream.ptr} of device '
+    device = _current_device()
+    stream_ptr = get_current_stream().ptr if stream_ptr is None else stream_ptr
+    if device != capture.device or stream_ptr != capture.stream.ptr:
+        capture.invalidated = (f'{what} at {_call_site()} on stream {stream_ptr} of device '
                                f'{device}')
         raise CUDARuntimeError(
             f'cudaErrorStreamCaptureImplicit: {capture.invalidated}, while stream '
-            f'{capture.stream.ptr} of device {capture.device} captures (make the capturing '
-            'stream current: with stream: ...); the capture is invalidated')
+            f'{capture.stream.ptr} of device {capture.device} captures (queue the work on '
+            'the capturing stream: with stream: ...); the capture is invalidated')
     return capture
 
 
@@ -1045,6 +1057,7 @@ class ReductionKernel:
 # not have reached them yet (cudaErrorNotReady).
 
 _handles = itertools.count(1)  # the ptr of each new stream and event
+_streams = weakref.WeakValueDictionary()  # ptr -> each stream made (not the null stream)
 _waits_lock = threading.Lock()
 _waits = collections.Counter()  # host waits per ('stream', device, ptr) and ('device', device)
 
@@ -1060,6 +1073,21 @@ def _thread_streams():
     if streams is None:
         streams = _thread.streams = ({}, [])
     return streams
+
+
+def _stream_of(handle, what):
+    """The stream whose raw handle ``handle`` (``stream.ptr``; 0: the null stream) work
+    ``what`` is queued on; CUDARuntimeError when it is no stream of this process or a
+    stream of another device than the current one."""
+    stream = Stream.null if handle == 0 else _streams.get(handle)
+    if stream is None:
+        raise CUDARuntimeError(f'cudaErrorInvalidResourceHandle: {what} on stream {handle!r}, '
+                               'which is neither 0 nor a stream made here')
+    if stream.device_id not in (-1, _current_device()):
+        raise CUDARuntimeError(f'cudaErrorInvalidResourceHandle: {what} on stream {handle} of '
+                               f'device {stream.device_id} while device {_current_device()} '
+                               'is current')
+    return stream
 
 
 def get_current_stream(device_id=-1):
@@ -1080,6 +1108,7 @@ class Stream:
             self.ptr, self.device_id = 0, -1  # the default stream of whichever device is current
         else:
             self.ptr, self.device_id = next(_handles), _current_device()
+            _streams[self.ptr] = self
         self.is_non_blocking = bool(non_blocking) and not (null or ptds)
         self.priority = priority or 0
 
@@ -1324,25 +1353,35 @@ def _make_nccl_module(name):
                 raise RuntimeError(f'NCCL communicator of device {self.device_id} used while '
                                    f'device {_current_device()} is current')
 
-        def allReduce(self, sendbuf, recvbuf, count, datatype, op, stream):  # noqa: N802
+        def _queue(self, what, stream, collective):
+            """Run ``collective`` now, or record it into the graph that ``stream``
+            captures (it runs at each launch, nothing now: the buffers hold garbage while
+            a GPU captures)."""
             self._check_device()
-            _refuse_in_capture('ncclAllReduce (the stand-in runs NCCL over MPI on the host: a '
-                               'graph could not replay it)')
+            _stream_of(stream, what)
+            capture = _active_capture(what, stream)
+            if capture is None:
+                collective()
+            else:
+                capture.record(collective, None, None)
+
+        def allReduce(self, sendbuf, recvbuf, count, datatype, op, stream):  # noqa: N802
             from mpi4py import MPI
 
-            send = view(sendbuf, count, datatype).copy()
-            if send.dtype == numpy.float16:
-                # many MPI builds have no half-precision type: sum in float16 as NCCL does
-                parts = self._mpi.allgather(send)
-                view(recvbuf, count, datatype)[...] = functools.reduce(numpy.add, parts)
-                return
-            self._mpi.Allreduce(send, view(recvbuf, count, datatype), op=MPI.SUM)
+            def collective():
+                send = view(sendbuf, count, datatype).copy()
+                if send.dtype == numpy.float16:
+                    # many MPI builds have no half-precision type: sum in float16 as NCCL does
+                    parts = self._mpi.allgather(send)
+                    view(recvbuf, count, datatype)[...] = functools.reduce(numpy.add, parts)
+                    return
+                self._mpi.Allreduce(send, view(recvbuf, count, datatype), op=MPI.SUM)
+
+            self._queue('ncclAllReduce', stream, collective)
 
         def bcast(self, buff, count, datatype, root, stream):
-            self._check_device()
-            _refuse_in_capture('ncclBcast (the stand-in runs NCCL over MPI on the host: a '
-                               'graph could not replay it)')
-            self._mpi.Bcast(view(buff, count, datatype), root=root)
+            self._queue('ncclBcast', stream,
+                        lambda: self._mpi.Bcast(view(buff, count, datatype), root=root))
 
         def destroy(self):
             pass

@@ -7,10 +7,13 @@ evaluate (multi-node evaluator),
 download (file lock: one rank downloads), raise (rank 1 fails while rank 0 waits),
 leave_early (rank 1 ends normally while rank 0 waits), train_gpu_mpi and train_gpu_nccl
 (each rank on its own GPU of the CuPy stand-in, which CVZOO_FAKE_CUDA=1 installs),
-grads_nccl (the mean of float16 and float64 gradients).
+grads_nccl (the mean of float16 and float64 gradients), graph_nccl (data-parallel steps
+captured as a CUDA graph with their NCCL all-reduce, against eager ones) and
+streams_nccl (the streams NCCL calls may be queued on, in and out of a capture).
 The ``reference_*`` functions compute the single-process answers; the tests import them.
 """
 
+import functools
 import json
 import os
 import sys
@@ -23,6 +26,7 @@ from cvzoo.core import optimizers
 from cvzoo.core.serializers import npz
 
 N_EXAMPLES, BATCH, N_STEPS = 32, 4, 6
+LR_CHANGE = (3, 0.05)  # (step, learning rate from that step on) of the graph_nccl case
 
 
 class MLP(L.Chain):
@@ -58,17 +62,28 @@ def make_eval_dataset():
             for k, label in enumerate(labels)]
 
 
-def reference_train(make_optimizer=lambda: optimizers.MomentumSGD(lr=0.1)):
-    """One process, the doubled batch: rank 0's part then rank 1's part of each step."""
+def _rows(ranks, step):
+    """The examples of ``step`` on ``ranks``: each rank reads its half of the data set."""
+    half = N_EXAMPLES // 2
+    return [rank * half + (step * BATCH + j) % half for rank in ranks for j in range(BATCH)]
+
+
+def _batch(data, rows):
+    return numpy.stack([data[i][0] for i in rows]), numpy.array([data[i][1] for i in rows])
+
+
+def reference_train(make_optimizer=lambda: optimizers.MomentumSGD(lr=0.1), ranks=(0, 1),
+                    lr_change=None):
+    """One process, the doubled batch: rank 0's part then rank 1's part of each step
+    (``ranks=(0,)``: rank 0's part alone); ``lr_change`` (step, lr) sets ``lr`` from that
+    step on."""
     model = MLP(seed=0)
     optimizer = make_optimizer().setup(model)
     data = make_dataset()
-    half = N_EXAMPLES // 2
     for step in range(N_STEPS):
-        rows = [rank * half + (step * BATCH + j) % half for rank in (0, 1) for j in range(BATCH)]
-        x = numpy.stack([data[i][0] for i in rows])
-        t = numpy.array([data[i][1] for i in rows])
-        optimizer.update(model, x, t)
+        if lr_change is not None and step == lr_change[0]:
+            optimizer.lr = lr_change[1]
+        optimizer.update(model, *_batch(data, _rows(ranks, step)))
     return {path: p.array for path, p in model.namedparams()}
 
 
@@ -188,6 +203,98 @@ def run_grads_nccl(comm, out):
         json.dump(results, handle)
 
 
+def _train_data_parallel(comm, graphed):
+    """N_STEPS of MomentumSGD on this rank's half of the data, averaged over the ranks by
+    the NCCL communicator, eagerly or as a CUDA graph taken after one eager step; the
+    parameters (on the host), whether a graph was used, and the warnings."""
+    import warnings
+
+    from cvzoo.core import backend
+    from cvzoo.core.communicators.multi_node_optimizer import create_multi_node_optimizer
+    from cvzoo.core.cuda_graph import GraphedUpdate
+
+    model = MLP(seed=comm.rank).to_device(comm.device)  # bcast_data makes them equal
+    optimizer = create_multi_node_optimizer(
+        optimizers.MomentumSGD(lr=0.1).setup(model), comm)
+    step = (GraphedUpdate(optimizer, model, warmup=1) if graphed
+            else functools.partial(optimizer.update, model))
+    data = make_dataset()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter('always')
+        for i in range(N_STEPS):
+            if i == LR_CHANGE[0]:
+                optimizer.lr = LR_CHANGE[1]
+            x, t = _batch(data, _rows([comm.rank], i))
+            step(*(backend.to_device(a, comm.device) for a in (x, t)))
+    params = {path: backend.to_numpy(p.array) for path, p in model.namedparams()}
+    return params, bool(graphed and step.captured), [str(w.message) for w in caught]
+
+
+def run_graph_nccl(comm, out):
+    """The same data-parallel training eagerly and as a CUDA graph holding the all-reduce."""
+    results = {}
+    for name, graphed in (('eager', False), ('graphed', True)):
+        params, captured, messages = _train_data_parallel(comm, graphed)
+        numpy.savez(os.path.join(out, f'{name}_rank{comm.rank}.npz'),
+                    **{path[1:]: array for path, array in params.items()})
+        results[name] = {'captured': captured, 'warnings': messages}
+    with open(os.path.join(out, f'graph_rank{comm.rank}.json'), 'w') as handle:
+        json.dump(results, handle)
+
+
+def _error_of(call):
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001 - the test reads which error and its message
+        return f'{type(error).__name__}: {error}'
+    return None
+
+
+def run_streams_nccl(comm, out):
+    """An all-reduce on the current stream, on a stream of another GPU, on a handle that is
+    no stream; in a capture, on the capturing stream, the null stream and another one."""
+    import cupy  # the stand-in, which CVZOO_FAKE_CUDA=1 installed
+
+    nccl = comm.nccl
+
+    with comm.device:
+        buffer = cupy.full(4, comm.rank + 1.0, numpy.float32)
+
+        def all_reduce(stream):
+            comm.nccl_comm.allReduce(buffer.data.ptr, buffer.data.ptr, buffer.size,
+                                     nccl.NCCL_FLOAT32, nccl.NCCL_SUM, stream)
+
+        side = cupy.cuda.Stream()
+        with side:
+            all_reduce(side.ptr)  # eager, on the current stream
+        results = {'eager_sum': float(buffer[0])}
+        with cupy.cuda.Device(1 - comm.device.id):
+            elsewhere = cupy.cuda.Stream()
+        results['eager_other_device'] = _error_of(lambda: all_reduce(elsewhere.ptr))
+        results['eager_no_stream'] = _error_of(lambda: all_reduce(side.ptr + 10 ** 6))
+        for name, stream in (('capture_null_stream', 0), ('capture_other_stream', side.ptr)):
+            capturing = cupy.cuda.Stream(non_blocking=True)
+            with capturing:
+                capturing.begin_capture()
+                refused = _error_of(lambda: all_reduce(stream))
+                ended = _error_of(capturing.end_capture)
+            results[name] = [refused, ended]
+        # recorded on the capturing stream: nothing runs until each launch
+        capturing = cupy.cuda.Stream(non_blocking=True)
+        cupy.copyto(buffer, cupy.full(4, comm.rank + 1.0, numpy.float32))
+        with capturing:
+            capturing.begin_capture()
+            all_reduce(capturing.ptr)
+            graph = capturing.end_capture()
+        results['after_capture'] = float(buffer[0])
+        graph.launch()
+        results['after_launch'] = float(buffer[0])
+        graph.launch()
+        results['after_second_launch'] = float(buffer[0])
+    with open(os.path.join(out, f'streams_rank{comm.rank}.json'), 'w') as handle:
+        json.dump(results, handle)
+
+
 def run_leave_early(comm, out):
     if comm.rank == 0:
         comm.allreduce_obj(1)  # rank 1 never comes: it ended normally
@@ -210,7 +317,8 @@ def main():
     comm = create_communicator('nccl' if case.endswith('_nccl') else 'mpi')
     {'train': run_train, 'train_chained': run_train_chained, 'evaluate': run_evaluate, 'download': run_download,
      'raise': run_raise, 'leave_early': run_leave_early, 'train_gpu_mpi': run_train_gpu,
-     'train_gpu_nccl': run_train_gpu, 'grads_nccl': run_grads_nccl}[case](comm, out)
+     'train_gpu_nccl': run_train_gpu, 'grads_nccl': run_grads_nccl,
+     'graph_nccl': run_graph_nccl, 'streams_nccl': run_streams_nccl}[case](comm, out)
     if case == 'leave_early':
         return  # no barrier: the point is to leave while rank 0 waits
     comm.barrier()

@@ -1,9 +1,14 @@
 """NcclCommunicator: GPU all-reduce and broadcast through NCCL; MPI for everything else.
 
-Written against CuPy's NCCL binding (reached only through ``backend.nccl_module()``). The
-test suite runs it on the CuPy stand-in, whose NCCL calls go through MPI on the real
-memory of the fake GPUs (device placement, the rank's GPU current, dtypes and the mean
-are checked there); NCCL itself is proved only by tools/gpu_check.sh on real GPUs.
+Written against CuPy's NCCL binding (reached only through ``backend.nccl_module()``).
+Each NCCL call is queued on CuPy's current stream of the rank's GPU, where the kernels
+before and after it run: in a block ``with stream:`` (``Device.stream()``) it goes on that
+stream, and while a stream captures a CUDA graph (``cvzoo.core.cuda_graph``) on the
+capturing one, so the graph holds the all-reduce and each replay runs it (NCCL >= 2.9
+captures its collectives). The test suite runs it on the CuPy stand-in, whose NCCL calls
+go through MPI on the real memory of the fake GPUs (device placement, the rank's GPU
+current, dtypes, the stream, the mean, and calls recorded in a capture then run at each
+launch are checked there); NCCL itself is proved only by tools/gpu_check.sh on real GPUs.
 """
 
 import numpy
@@ -14,8 +19,11 @@ from cvzoo.core.communicators import mpi_communicator
 _NCCL_DTYPES = {numpy.dtype(numpy.float16): 'NCCL_FLOAT16',
                 numpy.dtype(numpy.float32): 'NCCL_FLOAT32',
                 numpy.dtype(numpy.float64): 'NCCL_FLOAT64'}
-# NCCL runs on the default stream of the current device (handle 0).
-_DEFAULT_STREAM = 0
+
+
+def _current_stream():
+    """The handle of CuPy's current stream of the current device (0: the default one)."""
+    return backend._import_cupy().cuda.get_current_stream().ptr
 
 
 class NcclCommunicator(mpi_communicator.MpiCommunicator):
@@ -52,7 +60,7 @@ class NcclCommunicator(mpi_communicator.MpiCommunicator):
             for _, param in mpi_communicator._sorted_params(model, with_grad=False):
                 array = param.array
                 self.nccl_comm.bcast(array.data.ptr, array.size,
-                                     self._dtype_code(array.dtype), 0, _DEFAULT_STREAM)
+                                     self._dtype_code(array.dtype), 0, _current_stream())
 
     def allreduce_grad(self, model, zero_fill=False):
         """Replace every gradient by its mean over the ranks, on the GPU.
@@ -79,7 +87,7 @@ class NcclCommunicator(mpi_communicator.MpiCommunicator):
                 buffer = buffer.astype(dtype, copy=False)
             self.nccl_comm.allReduce(buffer.data.ptr, buffer.data.ptr, buffer.size,
                                      self._dtype_code(dtype), self.nccl.NCCL_SUM,
-                                     _DEFAULT_STREAM)
+                                     _current_stream())
             if dtype != numpy.float16:
                 buffer /= self.size
             offset = 0

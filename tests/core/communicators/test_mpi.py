@@ -86,3 +86,47 @@ def test_one_rank_downloads_the_other_waits(tmp_path):
     paths = {(tmp_path / f'download_rank{r}.txt').read_text() for r in (0, 1)}
     assert len(paths) == 1
     assert pathlib.Path(paths.pop()).read_bytes() == (tmp_path / 'weights.bin').read_bytes()
+
+
+def _npz(path):
+    with numpy.load(path) as arrays:
+        return dict(arrays)
+
+
+def test_nccl_all_reduce_is_captured_with_the_training_step_and_replayed(tmp_path):
+    """GraphedUpdate of a multi-node optimizer: the capture holds the NCCL all-reduce, so
+    each replay averages over the ranks, bit for bit as the eager steps do."""
+    _check(mpi_jobs.run_worker('graph_nccl', tmp_path, CVZOO_FAKE_CUDA='1'))
+    expected = mpi_worker.reference_train(lr_change=mpi_worker.LR_CHANGE)
+    alone = mpi_worker.reference_train(ranks=(0,), lr_change=mpi_worker.LR_CHANGE)
+    for rank in (0, 1):
+        report = json.loads((tmp_path / f'graph_rank{rank}.json').read_text())
+        assert report['graphed'] == {'captured': True, 'warnings': []}
+        eager = _npz(tmp_path / f'eager_rank{rank}.npz')
+        graphed = _npz(tmp_path / f'graphed_rank{rank}.npz')
+        for path, array in expected.items():
+            numpy.testing.assert_array_equal(graphed[path[1:]], eager[path[1:]],
+                                             err_msg=f'rank {rank} {path}')
+            # the mean over both ranks' batches: not what rank 0's half alone gives
+            numpy.testing.assert_allclose(graphed[path[1:]], array, rtol=1e-5, atol=1e-6,
+                                          err_msg=f'rank {rank} {path}')
+            assert not numpy.allclose(graphed[path[1:]], alone[path], rtol=1e-3, atol=1e-4)
+
+
+def test_nccl_calls_go_on_the_given_stream_and_a_capture_takes_only_its_own(tmp_path):
+    _check(mpi_jobs.run_worker('streams_nccl', tmp_path, CVZOO_FAKE_CUDA='1'))
+    for rank in (0, 1):
+        result = json.loads((tmp_path / f'streams_rank{rank}.json').read_text())
+        assert result['eager_sum'] == 3.0  # 1 + 2, on a side stream
+        assert 'cudaErrorInvalidResourceHandle: ncclAllReduce on stream' in \
+            result['eager_other_device']
+        assert 'neither 0 nor a stream' in result['eager_no_stream']
+        for case in ('capture_null_stream', 'capture_other_stream'):
+            refused, ended = result[case]
+            assert refused.startswith('CUDARuntimeError: cudaErrorStreamCaptureImplicit: '
+                                      'ncclAllReduce at '), refused
+            assert 'mpi_worker.py:' in refused  # the call site
+            assert 'invalidated by ncclAllReduce' in ended
+        # recorded, not run, by the capture; each launch sums again
+        assert result['after_capture'] == rank + 1.0
+        assert (result['after_launch'], result['after_second_launch']) == (3.0, 6.0)
