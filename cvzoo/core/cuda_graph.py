@@ -6,7 +6,10 @@ is (PyTorch's ``torch.cuda.graph`` with ``make_graphed_callables``' warm-up). It
 The next one captures ``optimizer.update(loss_func, *static_inputs)`` (forward, backward,
 optimizer hooks and update) on a side stream, into a memory pool private to the graph,
 and every call from then on copies the batch into the static inputs on the device and
-launches the graph: one launch instead of thousands of kernels queued from Python.
+launches the graph: one launch instead of thousands of kernels queued from Python. The
+gradient all-reduce of a multi-node optimizer (NCCL, on the current stream) is captured
+with the step, so each replay averages over the ranks (its first-step broadcast runs in
+the warm-up).
 
 What a replay cannot run, the step reads from the device:
 
