@@ -233,6 +233,10 @@ class _Bindings:
         for param in optimizer.target.params():
             self._held.append((lambda a, p=param: setattr(p, 'array', a), param.array))
             rule = param.update_rule
+            if rule is not None:
+                # the state dict itself: one made in the capture (a first update there,
+                # as after a multi-node optimizer's skipped first step) is taken back too
+                self._held.append((lambda s, r=rule: setattr(r, 'state', s), rule.state))
             if rule is not None and rule.state is not None:
                 self._held.extend((lambda a, s=rule.state, k=key: s.__setitem__(k, a), value)
                                   for key, value in rule.state.items())

@@ -329,3 +329,50 @@ def test_a_step_that_replaces_its_parameters_is_refused_and_left_as_it_was(gpu, 
         graphed.run()
     assert not graphed.updater.graphed_update.captured
     _assert_same(graphed, eager)  # the refused capture left no array replaced
+
+
+class _OneRank:
+    """A communicator of one rank: the multi-node optimizer's paths without MPI."""
+
+    def bcast_data(self, model):
+        pass
+
+    def allreduce_grad(self, model, zero_fill=True):
+        pass
+
+
+def _double_buffered(graphed, warmup):
+    """6 steps of a multi-node optimizer with double buffering (no update at the first);
+    the parameters and the GraphedUpdate (None when eager)."""
+    from cvzoo.core.communicators.multi_node_optimizer import create_multi_node_optimizer
+
+    model = L.Classifier(_small_cnn()).to_device('cuda:0')
+    optimizer = create_multi_node_optimizer(optimizers.MomentumSGD(lr=0.1), _OneRank(),
+                                            double_buffering=True).setup(model)
+    step = GraphedUpdate(optimizer, model, warmup=warmup) if graphed else None
+    rng = numpy.random.RandomState(0)
+    for _ in range(6):
+        x = backend.to_device(rng.randn(4, 3, 8, 8).astype(numpy.float32), 'cuda:0')
+        t = backend.to_device(rng.randint(0, N_CLASS, 4).astype(numpy.int32), 'cuda:0')
+        (step or functools.partial(optimizer.update, model))(x, t)
+    return {path: backend.to_numpy(p.array) for path, p in model.namedparams()}, step
+
+
+def test_double_buffering_swaps_the_gradients_at_each_replay(gpu):
+    expected, _ = _double_buffered(False, None)
+    params, step = _double_buffered(True, warmup=2)
+    assert step.captured
+    for path, array in expected.items():
+        numpy.testing.assert_array_equal(params[path], array, err_msg=path)
+
+
+def test_optimizer_state_first_made_in_a_refused_capture_is_taken_back(gpu):
+    """With one warm-up step, double buffering has not updated yet: the optimizer state is
+    made in the capture, which is refused (new state arrays); the eager steps after it
+    start from no state, not from the capture's garbage."""
+    expected, _ = _double_buffered(False, None)
+    with pytest.warns(RuntimeWarning, match='optimizer-state'):
+        params, step = _double_buffered(True, warmup=1)
+    assert not step.captured
+    for path, array in expected.items():
+        numpy.testing.assert_array_equal(params[path], array, err_msg=path)

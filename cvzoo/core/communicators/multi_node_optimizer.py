@@ -66,15 +66,27 @@ class _MultiNodeOptimizer:
         object.__setattr__(self, 'needs_broadcast', False)
 
     def _swap_grads(self, target):
-        """Update with the previous step's averaged gradient; False on the first step."""
-        current = {path: p.grad.copy() for path, p in target.namedparams()
-                   if p.grad is not None}
+        """Update with the previous step's averaged gradient; False on the first step.
+
+        The gradients trade places with the buffers kept from the first step by copies,
+        in place, so that a step captured as a CUDA graph swaps them again at each replay
+        (a replay cannot redo a reassignment of Python references)."""
         previous = self._previous_grads
-        object.__setattr__(self, '_previous_grads', current)
         if previous is None:
+            object.__setattr__(self, '_previous_grads', {
+                path: p.grad.copy() for path, p in target.namedparams() if p.grad is not None})
             return False
         for path, param in target.namedparams():
-            param.grad = previous.get(path)
+            kept, grad = previous.get(path), param.grad
+            if kept is not None and grad is not None:
+                current = grad.copy()
+                grad[...] = kept
+                kept[...] = current
+            elif kept is not None:  # no gradient this step (zero_fill=False)
+                param.grad = previous.pop(path)
+            elif grad is not None:  # none the step before
+                previous[path] = grad.copy()
+                param.grad = None
         return True
 
 
