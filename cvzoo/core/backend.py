@@ -754,6 +754,14 @@ def numpy_twin_of(name: str):
         raise KeyError(f'no kernel named {name!r} was made by elementwise_kernel') from None
 
 
+def current_stream_handle() -> int:
+    """The handle (``ptr``) of CuPy's current stream of the current GPU (0: its default
+    stream): where a library outside CuPy (NCCL) must queue its work to run in order with
+    CuPy's kernels, and to be captured with them while that stream captures a CUDA graph.
+    """
+    return _import_cupy().cuda.get_current_stream().ptr
+
+
 def nccl_module():
     """CuPy's NCCL binding, for the 'nccl' communicator of cvzoo.core.communicators.
 

@@ -276,7 +276,7 @@ def run_streams_nccl(comm, out):
             capturing = cupy.cuda.Stream(non_blocking=True)
             with capturing:
                 capturing.begin_capture()
-                refused = _error_of(lambda: all_reduce(stream))
+                refused = _error_of(functools.partial(all_reduce, stream))
                 ended = _error_of(capturing.end_capture)
             results[name] = [refused, ended]
         # recorded on the capturing stream: nothing runs until each launch
@@ -315,10 +315,11 @@ def main():
 
         cupy_stand_in.install(n_devices=2)
     comm = create_communicator('nccl' if case.endswith('_nccl') else 'mpi')
-    {'train': run_train, 'train_chained': run_train_chained, 'evaluate': run_evaluate, 'download': run_download,
-     'raise': run_raise, 'leave_early': run_leave_early, 'train_gpu_mpi': run_train_gpu,
-     'train_gpu_nccl': run_train_gpu, 'grads_nccl': run_grads_nccl,
-     'graph_nccl': run_graph_nccl, 'streams_nccl': run_streams_nccl}[case](comm, out)
+    {'train': run_train, 'train_chained': run_train_chained, 'evaluate': run_evaluate,
+     'download': run_download, 'raise': run_raise, 'leave_early': run_leave_early,
+     'train_gpu_mpi': run_train_gpu, 'train_gpu_nccl': run_train_gpu,
+     'grads_nccl': run_grads_nccl, 'graph_nccl': run_graph_nccl,
+     'streams_nccl': run_streams_nccl}[case](comm, out)
     if case == 'leave_early':
         return  # no barrier: the point is to leave while rank 0 waits
     comm.barrier()

@@ -21,11 +21,6 @@ _NCCL_DTYPES = {numpy.dtype(numpy.float16): 'NCCL_FLOAT16',
                 numpy.dtype(numpy.float64): 'NCCL_FLOAT64'}
 
 
-def _current_stream():
-    """The handle of CuPy's current stream of the current device (0: the default one)."""
-    return backend._import_cupy().cuda.get_current_stream().ptr
-
-
 class NcclCommunicator(mpi_communicator.MpiCommunicator):
     """Like MpiCommunicator, but gradients and parameters stay on the GPU.
 
@@ -57,10 +52,11 @@ class NcclCommunicator(mpi_communicator.MpiCommunicator):
     def bcast_data(self, model):
         """Overwrite every initialised parameter with rank 0's value, on the GPU."""
         with self.device:
+            stream = backend.current_stream_handle()
             for _, param in mpi_communicator._sorted_params(model, with_grad=False):
                 array = param.array
                 self.nccl_comm.bcast(array.data.ptr, array.size,
-                                     self._dtype_code(array.dtype), 0, _current_stream())
+                                     self._dtype_code(array.dtype), 0, stream)
 
     def allreduce_grad(self, model, zero_fill=False):
         """Replace every gradient by its mean over the ranks, on the GPU.
@@ -87,7 +83,7 @@ class NcclCommunicator(mpi_communicator.MpiCommunicator):
                 buffer = buffer.astype(dtype, copy=False)
             self.nccl_comm.allReduce(buffer.data.ptr, buffer.data.ptr, buffer.size,
                                      self._dtype_code(dtype), self.nccl.NCCL_SUM,
-                                     _current_stream())
+                                     backend.current_stream_handle())
             if dtype != numpy.float16:
                 buffer /= self.size
             offset = 0
