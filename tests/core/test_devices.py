@@ -232,6 +232,7 @@ def test_stream_runs_the_block_on_a_new_stream_of_its_device(gpu_pair, rng):
     with target.stream() as stream:
         assert _current_id() == target.id and _stream_of(target.id) is stream
         assert stream != null and stream.device_id == target.id
+        assert backend.current_stream_handle() == stream.ptr  # where NCCL queues its calls
         y = link(x)
         with backend.timer(target) as t:  # timed on the block's stream
             F.sum(y).backward()
