@@ -11,7 +11,9 @@ Sections (``--section``, default all):
   at batch 1 and 8: inference forward and a training step (forward, softmax cross-entropy,
   backward, MomentumSGD update), interleaved with a plain PyTorch ResNet-50 of the same
   layout; then the peak memory (max RSS) of one training step at batch 8, each framework
-  in a fresh subprocess;
+  in a fresh subprocess. ``--network vgg16`` times cvzoo's ``VGG16`` against a plain PyTorch
+  VGG16 of torchvision's layout instead (both with dropout in training), at ``--batch`` only, without the
+  memory probe;
 - ``inference``: ResNet-50 forwards only, cvzoo and torch interleaved at batch 1 and 8,
   with the page faults of each forward;
 - ``copy``: a 58 MB copy into memory written before and into fresh memory, on one
@@ -23,6 +25,7 @@ Every time is the median of ``--repeat`` runs after one warm-up run. A new secti
 function ``section_<name>(args)`` plus an entry in SECTIONS.
 
     python bench/bench_core.py --section conv --batch 8 --repeat 5
+    python bench/bench_core.py --section network --network vgg16 --batch 8 --repeat 5
     OPENBLAS_NUM_THREADS=1 python bench/bench_core.py --section conv --torch-threads 1
 """
 
@@ -228,12 +231,19 @@ def _print_totals(totals, with_torch):
               f'{train / totals[8]:.2f} (forward+backward).')
 
 
-def _cvzoo_network(batch, rng):
-    """Forward and training-step callables of cvzoo's ResNet-50 on one random batch."""
+def _cvzoo_network(batch, rng, network='resnet50'):
+    """Forward and training-step callables of cvzoo's ResNet-50 (or VGG16) on one random
+    batch."""
     from cvzoo.core import optimizers  # noqa: PLC0415
-    from cvzoo.models.classification.resnet.resnet import ResNet50  # noqa: PLC0415
 
-    model = ResNet50(arch='fb')
+    if network == 'vgg16':
+        from cvzoo.models.classification.vgg.vgg16 import VGG16  # noqa: PLC0415
+
+        model = VGG16(n_class=1000)
+    else:
+        from cvzoo.models.classification.resnet.resnet import ResNet50  # noqa: PLC0415
+
+        model = ResNet50(arch='fb')
     optimizer = optimizers.MomentumSGD(lr=0.01)
     optimizer.setup(model)
     x = rng.standard_normal((batch, 3, 224, 224), dtype=numpy.float32)
@@ -252,12 +262,17 @@ def _cvzoo_network(batch, rng):
     return forward, train_step
 
 
-def _torch_network(torch, batch, rng):
-    """The same two callables for the plain PyTorch ResNet-50."""
+def _torch_network(torch, batch, rng, network='resnet50'):
+    """The same two callables for the plain PyTorch ResNet-50 (or VGG16, torchvision's layout)."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import torch_resnet50  # noqa: PLC0415
+    if network == 'vgg16':
+        import torch_vgg16  # noqa: PLC0415
 
-    model = torch_resnet50.resnet50()
+        model = torch_vgg16.vgg16()
+    else:
+        import torch_resnet50  # noqa: PLC0415
+
+        model = torch_resnet50.resnet50()
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     x = torch.from_numpy(rng.standard_normal((batch, 3, 224, 224), dtype=numpy.float32))
     t = torch.from_numpy(rng.integers(0, 1000, batch))
@@ -283,23 +298,26 @@ def _print_table_head(columns):
 
 
 def section_network(args):
-    """ResNet-50 forward and training step, cvzoo vs PyTorch, and peak training memory."""
+    """ResNet-50 (or VGG16) forward and training step, cvzoo vs PyTorch, and peak
+    training memory."""
     torch = None if args.no_torch else _import_torch(args.torch_threads)
-    print_header('ResNet-50 network, 224 x 224, float32', args)
+    title = 'VGG16' if args.network == 'vgg16' else 'ResNet-50'
+    print_header(f'{title} network, 224 x 224, float32', args)
     _print_table_head(['batch', 'cvzoo forward ms', 'cvzoo train step ms', 'torch forward ms',
                        'torch train step ms', 'forward ours/torch', 'train ours/torch'])
     rng = numpy.random.default_rng(0)
-    for batch in (1, 8):
-        funcs = list(_cvzoo_network(batch, rng))
+    for batch in (1, 8) if args.network == 'resnet50' else (args.batch,):
+        funcs = list(_cvzoo_network(batch, rng, args.network))
         if torch is not None:
-            funcs += list(_torch_network(torch, batch, rng))
+            funcs += list(_torch_network(torch, batch, rng, args.network))
         times = [t * 1e3 for t in _interleaved(funcs, args.repeat)]
         cells = [str(batch), f'{times[0]:.0f}', f'{times[1]:.0f}']
         if torch is not None:
             cells += [f'{times[2]:.0f}', f'{times[3]:.0f}', f'{times[0] / times[2]:.2f}',
                       f'{times[1] / times[3]:.2f}']
         print('| ' + ' | '.join(cells) + ' |')
-    _print_peak_memory(args, torch is not None)
+    if args.network == 'resnet50':
+        _print_peak_memory(args, torch is not None)
 
 
 def _page_faults():
@@ -469,6 +487,8 @@ def main(argv=None):
     parser.add_argument('--section', choices=sorted(SECTIONS) + ['all'], default='all')
     parser.add_argument('--batch', type=int, default=8)
     parser.add_argument('--repeat', type=int, default=5)
+    parser.add_argument('--network', choices=['resnet50', 'vgg16'], default='resnet50',
+                        help='the network of the network section')
     parser.add_argument('--no-torch', action='store_true', help='skip the torch columns')
     parser.add_argument('--torch-threads', type=int, default=2,
                         help='torch.set_num_threads; for NumPy set OPENBLAS_NUM_THREADS')
