@@ -6,6 +6,7 @@ import numpy
 import pytest
 
 from cvzoo.core import optimizers
+from cvzoo.core.training.convert import pad_boxes
 from cvzoo.core.variable import Variable
 from cvzoo.models.detection.darknet import train_chain, yolo_loss
 from cvzoo.models.detection.darknet.darknet_detector import DarknetDetector
@@ -16,12 +17,17 @@ HEAD = {'kind': 'yolo', 'n_class': 3, 'anchors': numpy.array([[16.0, 16.0], [40.
         'mask': (1, 2), 'scale_x_y': 1.0, 'ignore_thresh': 0.5, 'insize': (64, 64)}
 
 
+def padded(bboxes, labels, n_box=1):
+    """Per-image boxes (fractions) and labels as the head losses take them, in float64."""
+    return pad_boxes(bboxes, labels, n_box, dtype=numpy.float64)
+
+
 def test_targets_by_hand():
     # a 36 x 20 px box centred at (22, 50) of a 64 x 64 input: best anchor 2 (40 x 24),
     # the second of this head; on a 4 x 4 grid its centre is in column 1, row 3.
     bbox = numpy.array([[4, 40, 40, 60]], numpy.float64) / 64
     small = numpy.array([[0, 0, 4, 4]], numpy.float64) / 64  # anchor 0: another head's
-    targets = yolo_loss.assign_targets(HEAD, (4, 4), [bbox, small], [[2], [0]])
+    targets = yolo_loss.assign_targets(HEAD, (4, 4), *padded([bbox, small], [[2], [0]]))
     assert targets['assigned'].sum() == 1 and targets['assigned'][0, 3, 1, 1]
     numpy.testing.assert_allclose(targets['xy'][0, 3, 1, 1], [22 / 16 - 1, 50 / 16 - 3])
     numpy.testing.assert_allclose(targets['wh'][0, 3, 1, 1],
@@ -41,7 +47,7 @@ def _bce(x, t):
 def _loop_loss(raw, head, bboxes, labels):
     """The four terms with loops over images, cells and anchors."""
     B, _, h, w = raw.shape
-    targets = yolo_loss.assign_targets(head, (h, w), bboxes, labels)
+    targets = yolo_loss.assign_targets(head, (h, w), *padded(bboxes, labels))
     total = numpy.zeros(4)
     for b in range(B):
         for j in range(h):
@@ -78,7 +84,7 @@ def test_terms_match_loop_reference(rng):
     bboxes = [numpy.array([[4, 40, 40, 60], [10, 6, 50, 30], [30, 30, 33, 34]]) / 64,
               numpy.array([[20, 20, 60, 44]]) / 64]
     labels = [numpy.array([2, 0, 1]), numpy.array([1])]
-    terms = yolo_loss.yolo_head_loss(Variable(raw), HEAD, bboxes, labels)
+    terms = yolo_loss.yolo_head_loss(Variable(raw), HEAD, *padded(bboxes, labels))
     expected = _loop_loss(raw, HEAD, bboxes, labels)
     numpy.testing.assert_allclose([float(t.array) for t in terms], expected, rtol=1e-6)
     assert expected[2] > 0 and expected[0] > 0
@@ -112,7 +118,7 @@ def test_inclusive_model_takes_its_boxes_as_they_are(chain, train_batch, monkeyp
     seen = []
 
     def recording_loss(raw, head, bboxes, labels):
-        seen.append([bbox.copy() for bbox in bboxes])
+        seen.append([bbox[label >= 0] for bbox, label in zip(bboxes, labels)])
         return yolo_loss.yolo_head_loss(raw, head, bboxes, labels)
 
     monkeypatch.setitem(train_chain.HEAD_LOSSES, 'yolo', recording_loss)
