@@ -14,6 +14,9 @@ and divided by the batch size:
   where the decoded box already overlaps a ground truth by more than ``ignore_thresh``;
 - cls: binary cross entropy of each class on assigned cells (one-hot targets).
 
+The targets are assigned on the boxes' device from boxes padded to fixed shapes, with no
+host synchronisation (a training step can be one CUDA graph).
+
 Not reproduced from AlexeyAB's Darknet: the extra anchors above ``iou_thresh``, the
 (C/D/G)IoU box losses and the normalisers. Region (YOLOv2) heads have their own loss,
 :mod:`~cvzoo.models.detection.darknet.region_loss`.
@@ -165,9 +168,7 @@ def best_truth_iou(xp, pred, bboxes):
     """
     if bboxes.shape[1] == 0:
         return xp.zeros(pred.shape[:2], pred.dtype)
-    # float32 first: the precision the truths had when they were copied from the host
-    truth = bboxes.astype(numpy.float32).astype(pred.dtype, copy=False)
-    return box_iou(xp, pred, truth).max(axis=-1)
+    return box_iou(xp, pred, bboxes.astype(pred.dtype, copy=False)).max(axis=-1)
 
 
 def _ignore_mask(xp, raw, head, bboxes):

@@ -6,12 +6,19 @@ import math
 import numpy
 import pytest
 
-from cvzoo.core import gradient_check, optimizers
-from cvzoo.core.variable import Variable
+from cvzoo.core import backend, gradient_check, optimizers
 from cvzoo.core.training.convert import pad_boxes
+from cvzoo.core.variable import Variable
 from cvzoo.models.detection.darknet import region_loss
 from cvzoo.models.detection.darknet.darknet_detector import DarknetDetector
 from cvzoo.models.detection.darknet.train_chain import YOLOTrainChain
+from tests.helpers.yolo_targets import (
+    GRID,
+    assert_targets_equal,
+    assignment_batch,
+    reference_targets,
+    with_junk_padding,
+)
 
 # anchors in grid cells; a 4 x 4 grid on a 64 x 64 input: 16 px cells
 HEAD = {'kind': 'region', 'n_class': 3, 'anchors': numpy.array([[1.0, 1.5], [2.5, 2.0]]),
@@ -107,9 +114,8 @@ def test_some_anchors_overlap_a_truth_above_thresh(rng):
     numpy.testing.assert_allclose(float(weighted.array), expected, rtol=1e-6)
     moved = raw.copy()
     moved[0, 4, 3, 1] += 3  # its objectness: exempt, so the loss does not change
-    numpy.testing.assert_allclose(
-        float(region_loss.region_head_loss(Variable(moved), HEAD, *padded(BBOXES, LABELS))[2].array),
-        expected, rtol=1e-6)
+    moved_obj = region_loss.region_head_loss(Variable(moved), HEAD, *padded(BBOXES, LABELS))[2]
+    numpy.testing.assert_allclose(float(moved_obj.array), expected, rtol=1e-6)
 
 
 def _grads(raw, head, bboxes, labels, which):
@@ -162,3 +168,40 @@ def test_a_few_steps_overfit_one_image(chain, train_batch):
     for _ in range(15):
         optimizer.update(chain, *batch)
     assert float(chain(*batch).array) < 0.5 * first
+
+
+# --- the assignment on padded boxes, against a loop over the boxes ---------------------
+
+WIDE_HEAD = dict(HEAD, insize=(64, 96))
+
+
+def test_assignment_equals_a_loop_over_the_boxes():
+    bboxes, labels = assignment_batch()
+    targets = region_loss.assign_region_targets(WIDE_HEAD, GRID,
+                                                 *with_junk_padding(bboxes, labels))
+    assert_targets_equal(targets, reference_targets(WIDE_HEAD, GRID, bboxes, labels,
+                                                    region=True))
+    # image 0's second box overwrote its first: its label and box are the second's
+    assert targets['assigned'][0].sum() == 2 and not targets['assigned'][1].any()
+    assert sorted(targets['label'][0][targets['assigned'][0]]) == [1, 2]
+    assert targets['assigned'].sum() < sum(len(b) for b in bboxes) - 1
+
+
+def test_assignment_on_the_device_has_no_sync_and_equals_the_host(stand_in):
+    bbox, label = with_junk_padding(*assignment_batch())
+    host = region_loss.assign_region_targets(WIDE_HEAD, GRID, bbox, label)
+    bbox, label = backend.to_device(bbox, 'cuda:0'), backend.to_device(label, 'cuda:0')
+    region_loss.assign_region_targets(WIDE_HEAD, GRID, bbox, label)  # anchors go there
+    with backend.get_device('cuda:0'), stand_in.count_syncs() as syncs:
+        device = region_loss.assign_region_targets(WIDE_HEAD, GRID, bbox, label)
+    assert sum(syncs.values()) == 0, dict(syncs)
+    for key, value in host.items():
+        numpy.testing.assert_array_equal(backend.to_numpy(device[key]), value, err_msg=key)
+
+
+def test_lists_and_padded_arrays_give_the_same_loss(chain, train_batch):
+    x, bboxes, labels = train_batch(2)
+    from_lists = float(chain(x, bboxes, labels).array)
+    bbox, label = pad_boxes(bboxes, labels, 4)
+    bbox[1, 0] = [3, 4, 20, 28]  # a padding row (label -1) is padding whatever its box
+    assert float(chain(x, bbox, label).array) == from_lists
