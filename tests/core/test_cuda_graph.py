@@ -254,8 +254,9 @@ def test_a_batch_on_the_cpu_warns_once_and_trains_eagerly(tmp_path):
     assert optimizer.t == 4
 
 
-def _detector_training(name, cuda_graph, n=4):
-    """n steps of ``name``'s small train chain on one image (lr *= 0.8 each step)."""
+def _detector_training(name, cuda_graph, n=4, shrink_boxes=False):
+    """n steps of ``name``'s small train chain on one image (lr *= 0.8 each step); with
+    ``shrink_boxes`` the boxes (argument 1) shrink by 10% at each step: a new batch."""
     import cupy
 
     from cvzoo.testing.small_models import build_small_model
@@ -264,6 +265,8 @@ def _detector_training(name, cuda_graph, n=4):
     numpy.random.seed(0)
     cupy.random.seed(0)  # lazily shaped layers draw from it
     _, model = build_small_model(name)
+    if name.startswith('yolo'):
+        model.insize = (128, 128)  # a small input (416 x 416 by default) keeps it quick
     model.to_device('cuda:0')
     chain, arguments = detection_train_batch(model, _image())
     chain.to_device('cuda:0')
@@ -274,7 +277,10 @@ def _detector_training(name, cuda_graph, n=4):
         warnings.simplefilter('always', RuntimeWarning)
         for i in range(n):
             optimizer.lr = 0.01 * 0.8 ** i
-            step(*arguments)
+            if shrink_boxes:
+                step(arguments[0], arguments[1] * (1 - 0.1 * i), *arguments[2:])
+            else:
+                step(*arguments)
     refusals = [str(w.message) for w in caught if 'runs eagerly' in str(w.message)]
     return step, refusals, state_arrays(chain)
 
@@ -287,11 +293,13 @@ def test_ssd_train_chain_is_captured_and_trains_as_eager(gpu):
         numpy.testing.assert_array_equal(graphed[key], eager[key], err_msg=key)
 
 
-def test_yolo_train_chain_is_refused_naming_its_host_boxes(gpu):
-    step, refusals, _ = _detector_training('yolov3', True, n=2)
-    assert not step.captured
-    assert refusals == [step.fallback_reason + '; the training step runs eagerly from now on']
-    assert 'argument 1 of the training step is a list on the host' in refusals[0]
+@pytest.mark.parametrize('name', ['yolov3', 'yolov2'])  # [yolo] heads, a [region] head
+def test_yolo_train_chain_is_captured_and_trains_as_eager(gpu, name):
+    step, refusals, graphed = _detector_training(name, True, shrink_boxes=True)
+    assert step.captured and refusals == []
+    _, _, eager = _detector_training(name, False, shrink_boxes=True)
+    for key in eager:
+        numpy.testing.assert_array_equal(graphed[key], eager[key], err_msg=key)
 
 
 def test_resize_images_is_captured_once_its_matrices_are_on_the_gpu(gpu):

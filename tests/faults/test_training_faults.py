@@ -1,6 +1,7 @@
 """Training under faults, on the train scripts with the tiny data of tests.helpers.train_runs:
 a non-finite loss stops without a final model, a killed snapshot's .tmp is removed by
-the next run, and a corrupt snapshot to resume from is named."""
+the next run, and a corrupt snapshot to resume from is named. A recipe hyper-parameter
+of a wrong value is named."""
 
 import numpy
 import pytest
@@ -8,6 +9,7 @@ import pytest
 from cvzoo import errors
 from cvzoo.core.training.extensions.fail_on_non_number import NonFiniteError
 from tests.helpers import train_runs
+from tests.helpers.darknet_cfgs import TINY_YOLO_CFG
 
 
 def _truncated(path):
@@ -76,3 +78,15 @@ def test_killed_snapshot_leaves_tmp_that_the_next_run_removes(tmp_path):
         train_runs.train_args('classifier', tmp_path, out, 1))
     assert not orphan.exists() and other.read_text() == 'mine'
     assert (out / train_runs.FINAL['classifier']).exists()
+
+
+@pytest.mark.parametrize('value', [0, -2, 2.5, True, '90', None])
+def test_yolo_max_boxes_not_a_positive_int_is_named(tmp_path, value):
+    from cvzoo.models.detection.darknet.darknet_detector import DarknetDetector
+
+    cfg = tmp_path / 'tiny.cfg'
+    cfg.write_text(TINY_YOLO_CFG)
+    model = DarknetDetector(cfg)
+    with pytest.raises(errors.UsageError,
+                       match=rf'max_boxes: expected an int >= 1, got {value!r}$'):
+        model.training_recipe(max_boxes=value)

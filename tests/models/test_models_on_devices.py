@@ -27,6 +27,7 @@ import pytest
 
 import cvzoo.core.functions as F
 from cvzoo.core import backend, optimizers
+from cvzoo.core.training.convert import images_and_padded_boxes
 from cvzoo.models import list_models
 from cvzoo.models.detection.darknet.darknet_detector import DarknetDetector
 from cvzoo.models.detection.darknet.train_chain import YOLOTrainChain
@@ -93,10 +94,12 @@ def detection_train_batch(model, img):
             gt_mb_loc, gt_mb_label = gt_mb_loc[None], gt_mb_label[None]
         return SSDTrainChain(model), (device.send(x), gt_mb_loc, gt_mb_label)
     if isinstance(model, DarknetDetector):
-        x = model.prepare(img)[None]
-        bbox, label = _detection_target(x.shape[2:])
-        # boxes and labels stay on the host, as images_and_target_lists gives them
-        return YOLOTrainChain(model), (device.send(x), [bbox], [label])
+        prepared = model.prepare(img)
+        bbox, label = _detection_target(prepared.shape[1:])
+        # boxes and labels padded to fixed shapes on the device, as the recipe's converter
+        # gives them
+        return YOLOTrainChain(model), images_and_padded_boxes([(prepared, bbox, label)],
+                                                              device, n_box=3)
     if isinstance(model, (torchvision_fpn.FasterRCNNResNet50FPN, RetinaNetResNet50FPN)):
         prepared = model.prepare(img)
         x = model.pad_batch([prepared])

@@ -5,8 +5,10 @@ import numpy
 from cvzoo.core import backend
 
 
-def _pad_stack(arrays, padding):
-    shape = numpy.max([a.shape for a in arrays], axis=0)
+def _pad_stack(arrays, padding, least=None):
+    """The arrays stacked, each padded with ``padding`` up to the largest shape (and up to
+    ``least`` when given)."""
+    shape = numpy.max([a.shape for a in arrays] + ([least] if least else []), axis=0)
     out = numpy.full((len(arrays),) + tuple(shape), padding, dtype=arrays[0].dtype)
     for i, a in enumerate(arrays):
         out[(i,) + tuple(slice(n) for n in a.shape)] = a
@@ -153,6 +155,72 @@ def images_and_target_lists(batch, device=None, padding=0):
     """
     _check_tuples(batch, 'images_and_target_lists')
     return list_fields(batch, device, host_fields=range(1, len(batch[0])), padding=padding)
+
+
+def pad_boxes(bboxes, labels, n_box=1, dtype=numpy.float32):
+    """Per-image boxes and labels as two fixed-shape host arrays, padded rows marked.
+
+    The form of the one-stage detectors' train chains that run a step as one CUDA graph
+    (``YOLOTrainChain``): every batch of at most ``n_box`` boxes per image has the same
+    shapes. An image holding more boxes pads the batch to its own count instead (no box
+    is dropped; that batch's shapes differ).
+
+    Args:
+        bboxes (list of array): per image (R_i, 4) boxes (host or device arrays).
+        labels (list of array): per image (R_i,) int class ids.
+        n_box (int): the least R.
+        dtype: of the boxes.
+
+    Returns:
+        tuple: ``bboxes`` (B, R, 4) of ``dtype``, padding rows zero boxes, and ``labels``
+        (B, R) int32, padding rows -1; R = max(n_box, most boxes of an image).
+
+    >>> bbox, label = pad_boxes([numpy.ones((1, 4)), numpy.zeros((0, 4))], [[2], []], 2)
+    >>> bbox.shape, label.tolist()
+    ((2, 2, 4), [[2, -1], [-1, -1]])
+    """
+    bboxes = [numpy.asarray(backend.to_numpy(b), dtype).reshape(-1, 4) for b in bboxes]
+    labels = [numpy.asarray(backend.to_numpy(lb), numpy.int32).reshape(-1) for lb in labels]
+    if len(bboxes) != len(labels):
+        raise ValueError(f'pad_boxes: {len(bboxes)} images of boxes but {len(labels)} of '
+                         'labels')
+    for i, (bbox, label) in enumerate(zip(bboxes, labels)):
+        if len(bbox) != len(label):
+            raise ValueError(f'pad_boxes: image {i} has {len(bbox)} boxes but {len(label)} '
+                             'labels')
+    return _pad_stack(bboxes, 0, (n_box, 4)), _pad_stack(labels, -1, (n_box,))
+
+
+def images_and_padded_boxes(batch, device=None, n_box=1, padding=0):
+    """Stack the images of ``(img, bbox, label)`` examples and pad their boxes and labels
+    to fixed shapes (:func:`pad_boxes`), all on ``device``: what ``YOLOTrainChain`` takes,
+    so that a training step can be one CUDA graph.
+
+    Args:
+        batch (list of tuple): examples ``(img, bbox, label)``, img (C, H, W), bbox
+            (R_i, 4), label (R_i,).
+        device: where the arrays go (default the CPU).
+        n_box (int): the least boxes per image of the padded arrays.
+        padding (float): images of different sizes are padded at the bottom and right to
+            the largest.
+
+    Returns:
+        tuple: ``x`` (B, C, H, W), ``bboxes`` (B, R, 4) float32 (zero boxes padding) and
+        ``labels`` (B, R) int32 (-1 padding).
+
+    >>> x, bbox, label = images_and_padded_boxes(
+    ...     [(numpy.zeros((3, 2, 2)), numpy.ones((1, 4)), numpy.array([1]))], n_box=3)
+    >>> x.shape, bbox.shape, label.tolist()
+    ((1, 3, 2, 2), (1, 3, 4), [[1, -1, -1]])
+    """
+    _check_tuples(batch, 'images_and_padded_boxes')
+    if len(batch[0]) != 3:
+        raise ValueError('images_and_padded_boxes: expected examples (img, bbox, label), got '
+                         f'{len(batch[0])} fields')
+    images = _concat_field([example[0] for example in batch], device, padding)
+    bboxes, labels = pad_boxes([example[1] for example in batch],
+                               [example[2] for example in batch], n_box)
+    return images, backend.to_device(bboxes, device), backend.to_device(labels, device)
 
 
 # --- R-CNN instance segmentation and keypoint batches ---------------------------------

@@ -1,10 +1,11 @@
-"""The converters of variable-length fields: list_fields and PadImages."""
+"""The converters of variable-length fields: list_fields, PadImages and
+images_and_padded_boxes."""
 
 import numpy
 import pytest
 
 from cvzoo.core import backend
-from cvzoo.core.training.convert import PadImages, list_fields
+from cvzoo.core.training.convert import PadImages, images_and_padded_boxes, list_fields, pad_boxes
 
 
 def _batch():
@@ -51,3 +52,26 @@ def test_an_empty_batch_or_untupled_examples_are_named(convert):
         convert([])
     with pytest.raises(TypeError, match='tuples of fields'):
         convert([numpy.zeros(3)])
+
+
+def test_padded_boxes_have_fixed_shapes_on_the_device(two_gpus):
+    batch = [example[:2] + (numpy.arange(len(example[1]), dtype=numpy.int32),)
+             for example in _batch()]
+    x, bboxes, labels = images_and_padded_boxes(batch, 'cuda:1', n_box=4)
+    assert x.shape == (2, 3, 4, 6) and bboxes.shape == (2, 4, 4) and labels.shape == (2, 4)
+    assert bboxes.dtype == numpy.float32 and labels.dtype == numpy.int32
+    assert all(backend.get_device_from_array(a) == two_gpus[1] for a in (x, bboxes, labels))
+    numpy.testing.assert_array_equal(backend.to_numpy(labels), [[0, -1, -1, -1],
+                                                                [0, 1, -1, -1]])
+    numpy.testing.assert_array_equal(backend.to_numpy(bboxes)[:, 2:], 0)
+
+
+def test_an_image_of_more_boxes_pads_the_batch_to_its_count():
+    bboxes, labels = pad_boxes([numpy.ones((5, 4)), numpy.ones((1, 4))], [[0] * 5, [1]], 3)
+    assert bboxes.shape == (2, 5, 4) and labels.tolist() == [[0] * 5, [1, -1, -1, -1, -1]]
+    assert (bboxes[0] == 1).all()  # no box dropped
+
+
+def test_boxes_and_labels_of_different_counts_are_named():
+    with pytest.raises(ValueError, match='image 1 has 2 boxes but 1 labels'):
+        pad_boxes([numpy.ones((1, 4)), numpy.ones((2, 4))], [[0], [1]])

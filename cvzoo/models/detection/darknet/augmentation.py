@@ -8,7 +8,8 @@ Darknet distorts hue, saturation and exposure in HSV). Boxes follow the crop and
 flip, are clipped to it, and boxes left smaller than ``min_size`` pixels are dropped;
 the rest are given in the model's box convention, once, here (``YOLOTrainChain`` takes
 them as they are). Batches of its examples are made by
-:func:`cvzoo.core.training.convert.images_and_target_lists`.
+:func:`cvzoo.core.training.convert.images_and_padded_boxes` (boxes and labels padded to
+fixed shapes).
 """
 
 import numpy

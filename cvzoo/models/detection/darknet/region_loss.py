@@ -35,44 +35,46 @@ REGION_DEFAULTS = {'object_scale': 5.0, 'noobject_scale': 1.0, 'class_scale': 1.
 
 
 def assign_region_targets(head, grid, bboxes, labels):
-    """Targets of one region head for a batch (host NumPy, vectorised over all boxes).
+    """Targets of one region head for a batch, vectorised over every box, on the boxes'
+    device (no host synchronisation, shapes set by the batch's shapes: a training step
+    can be one CUDA graph).
 
     Args:
         head (dict): a CfgNetwork region head (``anchors`` (A, 2) in grid cells).
         grid (tuple of int): (h, w) of the head's map.
-        bboxes (list of array): per image (R, 4) (x_min, y_min, x_max, y_max) as
-            fractions of the network input.
-        labels (list of array): per image (R,) int class ids.
+        bboxes (array): (B, R, 4) (x_min, y_min, x_max, y_max) as fractions of the network
+            input, NumPy or CuPy; padding rows are zero boxes.
+        labels (array): (B, R) int class ids, -1 on padding rows.
 
     Returns:
-        dict of NumPy arrays, all (B, h, w, A, ...): ``assigned`` bool, ``xy`` and
-        ``wh`` (2,) float32 targets, ``scale`` (2 - w * h) float32, ``bbox`` (4,) the
-        assigned ground truth (float32), ``label`` int32 (-1 where not assigned). When two
-        boxes fall on the same cell and anchor, the later one wins, as in Darknet.
+        dict of arrays of the boxes' module, all (B, h, w, A, ...): ``assigned`` bool,
+        ``xy`` and ``wh`` (2,) float32 targets, ``scale`` (2 - w * h) float32, ``bbox``
+        (4,) the assigned ground truth (float32), ``label`` int32 (-1 where not assigned).
+        When two boxes fall on the same cell and anchor, the later one wins, as in Darknet.
     """
+    xp = backend.get_array_module(bboxes)
     h, w = grid
-    n_anchor = len(head['anchors'])
-    shape = (len(bboxes), h, w, n_anchor)
-    image, bbox, label = yolo_loss.flatten_boxes(bboxes, labels)
-    size = bbox[:, 2:] - bbox[:, :2]
-    center = (bbox[:, :2] + bbox[:, 2:]) / 2
-    anchors = numpy.asarray(head['anchors'], numpy.float64) / [w, h]  # input fractions
-    anchor = yolo_loss.shape_iou(size, anchors).argmax(axis=1)
-    row, column = yolo_loss.grid_cell(center, grid)
-    index = (image, row, column, anchor)
-    targets = {'assigned': numpy.zeros(shape, bool),
-               'xy': numpy.zeros(shape + (2,), numpy.float32),
-               'wh': numpy.zeros(shape + (2,), numpy.float32),
-               'scale': numpy.zeros(shape, numpy.float32),
-               'bbox': numpy.zeros(shape + (4,), numpy.float32),
-               'label': numpy.full(shape, -1, numpy.int32)}
-    targets['assigned'][index] = True
-    targets['xy'][index] = center * [w, h] - numpy.stack([column, row], axis=1)
-    targets['wh'][index] = numpy.log(size / anchors[anchor])
-    targets['scale'][index] = 2 - size[:, 0] * size[:, 1]
-    targets['bbox'][index] = bbox
-    targets['label'][index] = label
-    return targets
+    shape = (bboxes.shape[0], h, w, len(head['anchors']))
+    n_slot = int(numpy.prod(shape))
+    size, center = yolo_loss.box_shapes(bboxes)
+    anchors = yolo_decoder.device_constant(
+        numpy.asarray(head['anchors'], numpy.float64) / [w, h], bboxes)  # input fractions
+    anchor = yolo_loss.shape_iou(xp, size, anchors).argmax(axis=-1)
+    valid = labels >= 0
+    row, column = yolo_loss.grid_cell(xp, center, grid)
+    slot = xp.where(valid, yolo_loss.flat_slot(xp, row, column, anchor, shape), n_slot)
+    index = yolo_loss.write_index(slot, valid, n_slot)
+    xy = xp.stack([center[..., 0] * w - column, center[..., 1] * h - row], axis=-1)
+    wh = xp.log(xp.where(valid[..., None], size / anchors[anchor], 1))
+    targets = {'assigned': yolo_loss.scatter(index, valid, n_slot, False, bool),
+               'xy': yolo_loss.scatter(index, xy, n_slot, 0, numpy.float32),
+               'wh': yolo_loss.scatter(index, wh, n_slot, 0, numpy.float32),
+               'scale': yolo_loss.scatter(index, 2 - size[..., 0] * size[..., 1], n_slot, 0,
+                                          numpy.float32),
+               'bbox': yolo_loss.scatter(index, bboxes.astype(numpy.float64), n_slot, 0,
+                                         numpy.float32),
+               'label': yolo_loss.scatter(index, labels, n_slot, -1, numpy.int32)}
+    return {key: value.reshape(shape + value.shape[1:]) for key, value in targets.items()}
 
 
 def region_head_loss(raw, head, bboxes, labels):

@@ -14,6 +14,9 @@ and divided by the batch size:
   where the decoded box already overlaps a ground truth by more than ``ignore_thresh``;
 - cls: binary cross entropy of each class on assigned cells (one-hot targets).
 
+The targets are assigned on the boxes' device from boxes padded to fixed shapes, with no
+host synchronisation (a training step can be one CUDA graph).
+
 Not reproduced from AlexeyAB's Darknet: the extra anchors above ``iou_thresh``, the
 (C/D/G)IoU box losses and the normalisers. Region (YOLOv2) heads have their own loss,
 :mod:`~cvzoo.models.detection.darknet.region_loss`.
@@ -26,38 +29,19 @@ from cvzoo.core import backend
 from cvzoo.models.detection.darknet import yolo_decoder
 
 
-def flatten_boxes(bboxes, labels):
-    """Per-image boxes and labels as flat arrays, with each box's image index.
-
-    Args:
-        bboxes (list of array): per image (R, 4).
-        labels (list of array): per image (R,) int class ids.
-
-    Returns:
-        tuple: ``image`` (R_all,) int64, ``bbox`` (R_all, 4) float64, ``label`` (R_all,)
-        int64.
-    """
-    image = numpy.concatenate([numpy.full(len(b), i) for i, b in enumerate(bboxes)]
-                              + [numpy.zeros(0, int)]).astype(numpy.int64)
-    bbox = numpy.concatenate([numpy.asarray(b, numpy.float64).reshape(-1, 4) for b in bboxes]
-                             + [numpy.zeros((0, 4))])
-    label = numpy.concatenate([numpy.asarray(lb).reshape(-1) for lb in labels]
-                              + [numpy.zeros(0, int)]).astype(numpy.int64)
-    return image, bbox, label
-
-
-def grid_cell(center, grid):
-    """(row, column) int64 of the (h, w) grid cell holding each (x, y) center fraction."""
+def grid_cell(xp, center, grid):
+    """(row, column) int64 of the (h, w) grid cell holding each (..., 2) (x, y) centre
+    fraction."""
     h, w = grid
-    column = numpy.clip((center[:, 0] * w).astype(numpy.int64), 0, w - 1)
-    row = numpy.clip((center[:, 1] * h).astype(numpy.int64), 0, h - 1)
+    column = xp.clip((center[..., 0] * w).astype(numpy.int64), 0, w - 1)
+    row = xp.clip((center[..., 1] * h).astype(numpy.int64), 0, h - 1)
     return row, column
 
 
-def shape_iou(size_a, size_b):
-    """(R, K) IoU of boxes of sizes (R, 2) and (K, 2) sharing a centre (host NumPy)."""
-    inter = numpy.minimum(size_a[:, None], size_b[None]).prod(axis=2)
-    return inter / (size_a.prod(axis=1)[:, None] + size_b.prod(axis=1)[None] - inter)
+def shape_iou(xp, size_a, size_b):
+    """(..., K) IoU of boxes of sizes (..., 2) and (K, 2) sharing a centre."""
+    inter = xp.minimum(size_a[..., None, :], size_b).prod(axis=-1)
+    return inter / (size_a.prod(axis=-1)[..., None] + size_b.prod(axis=-1) - inter)
 
 
 def box_iou(xp, bbox_a, bbox_b):
@@ -70,48 +54,104 @@ def box_iou(xp, bbox_a, bbox_b):
     return inter / xp.maximum(area_a[..., :, None] + area_b[..., None, :] - inter, 1e-12)
 
 
+def box_shapes(bboxes):
+    """``size`` and ``center`` (B, R, 2) float64 of (B, R, 4) boxes (the host code's
+    precision, so that the targets do not depend on where they are computed)."""
+    bbox = bboxes.astype(numpy.float64)
+    return bbox[..., 2:] - bbox[..., :2], (bbox[..., :2] + bbox[..., 2:]) / 2
+
+
+def flat_slot(xp, row, column, anchor, shape):
+    """(B, R) index of each box's (image, row, column, anchor) entry in the flattened
+    (B, h, w, A) targets."""
+    _, h, w, n_anchor = shape
+    image = xp.arange(shape[0])[:, None]
+    return ((image * h + row) * w + column) * n_anchor + anchor
+
+
+def write_index(slot, valid, n_slot):
+    """(B, R) where each box writes its targets: its ``slot``, or the dummy slot past the
+    end of the ``n_slot`` targets (``n_slot``, dropped after the scatter) for the boxes
+    that write nothing.
+
+    Those are the invalid ones (padding, another head's) and those that a later valid box
+    of the same image overwrites: the later one wins, as in Darknet, without relying on the
+    order of a scatter's duplicate indexes, which a GPU does not define. Shapes depend on
+    the batch's shapes only (no boolean mask), so that a step can be one CUDA graph.
+    """
+    xp = backend.get_array_module(slot)
+    order = xp.arange(slot.shape[1])
+    later = order[:, None] < order[None, :]  # (R, R): box r2 comes after box r
+    overwritten = ((slot[:, :, None] == slot[:, None, :]) & later
+                   & valid[:, None, :]).any(axis=2)
+    return xp.where(valid & ~overwritten, slot, n_slot)
+
+
+def scatter(index, values, n_slot, fill, dtype):
+    """A (n_slot, ...) array of ``dtype`` holding ``values`` (B, R, ...) at ``index``
+    (:func:`write_index`) and ``fill`` elsewhere."""
+    xp = backend.get_array_module(index)
+    out = xp.full((n_slot + 1,) + values.shape[2:], fill, dtype)
+    out[index] = values.astype(dtype)
+    return out[:-1]
+
+
+def _anchor_tables(head, reference):
+    """The head's anchor tables, on ``reference``'s device: every anchor of the cfg as
+    fractions of the input (K, 2) float64, the position of each in this head (K,) int64
+    (-1: another head's), and this head's anchors (A, 2)."""
+    insize = head['insize']
+    all_anchors = numpy.asarray(head['all_anchors'], numpy.float64) / [insize[1], insize[0]]
+    position = numpy.full(len(all_anchors), -1, numpy.int64)
+    position[list(head['mask'])] = numpy.arange(len(head['mask']))
+    ours = all_anchors[list(head['mask'])]
+    return tuple(yolo_decoder.device_constant(table, reference)
+                 for table in (all_anchors, position, ours))
+
+
 def assign_targets(head, grid, bboxes, labels):
-    """Targets of one head for a batch (host NumPy, vectorised over all boxes).
+    """Targets of one head for a batch, vectorised over every box, on the boxes' device.
+
+    No host synchronisation and shapes that depend on the batch's shapes only, so that a
+    training step can be one CUDA graph.
 
     Args:
         head (dict): a CfgNetwork head (``anchors``, ``all_anchors``, ``mask``,
-            ``n_class``), anchors in network-input pixels.
+            ``n_class``), anchors in network-input pixels, with ``insize`` (H, W) added.
         grid (tuple of int): (h, w) of the head's map.
-        bboxes (list of array): per image (R, 4) (x_min, y_min, x_max, y_max) as
-            fractions of the network input.
-        labels (list of array): per image (R,) int class ids.
+        bboxes (array): (B, R, 4) (x_min, y_min, x_max, y_max) as fractions of the network
+            input, NumPy or CuPy; padding rows are zero boxes.
+        labels (array): (B, R) int class ids, -1 on padding rows.
 
     Returns:
-        dict of NumPy arrays, all (B, h, w, A, ...): ``assigned`` bool, ``xy`` and
-        ``wh`` (2,) targets, ``scale`` (2 - w * h), ``cls`` (C,) one-hot float32.
+        dict of arrays of the boxes' module, all (B, h, w, A, ...): ``assigned`` bool,
+        ``xy`` and ``wh`` (2,) float32 targets, ``scale`` (2 - w * h) float32, ``cls``
+        (C,) one-hot float32. When two boxes fall on the same cell and anchor the later one
+        gives xy, wh and scale, and ``cls`` holds both classes, as in Darknet.
     """
+    xp = backend.get_array_module(bboxes)
     h, w = grid
-    n_anchor, n_class = len(head['anchors']), head['n_class']
-    shape = (len(bboxes), h, w, n_anchor)
-    image, bbox, label = flatten_boxes(bboxes, labels)
-    size = bbox[:, 2:] - bbox[:, :2]
-    center = (bbox[:, :2] + bbox[:, 2:]) / 2
-    insize = head['insize']
-    all_anchors = numpy.asarray(head['all_anchors'], numpy.float64) / [insize[1], insize[0]]
-    best = shape_iou(size, all_anchors).argmax(axis=1)
-    position = numpy.full(len(all_anchors), -1, numpy.int64)  # all anchors -> this head's
-    position[list(head['mask'])] = numpy.arange(n_anchor)
-    ours = position[best] >= 0
-    anchor = position[best][ours]
-    image, label, size, center = image[ours], label[ours], size[ours], center[ours]
-    row, column = grid_cell(center, grid)
-    index = (image, row, column, anchor)
-    targets = {'assigned': numpy.zeros(shape, bool),
-               'xy': numpy.zeros(shape + (2,), numpy.float32),
-               'wh': numpy.zeros(shape + (2,), numpy.float32),
-               'scale': numpy.zeros(shape, numpy.float32),
-               'cls': numpy.zeros(shape + (n_class,), numpy.float32)}
-    targets['assigned'][index] = True
-    targets['xy'][index] = center * [w, h] - numpy.stack([column, row], axis=1)
-    targets['wh'][index] = numpy.log(size / all_anchors[numpy.asarray(head['mask'])[anchor]])
-    targets['scale'][index] = 2 - size[:, 0] * size[:, 1]
-    targets['cls'][index + (label,)] = 1
-    return targets
+    shape = (bboxes.shape[0], h, w, len(head['anchors']))
+    n_slot = int(numpy.prod(shape))
+    size, center = box_shapes(bboxes)
+    all_anchors, position, ours = _anchor_tables(head, bboxes)
+    anchor = position[shape_iou(xp, size, all_anchors).argmax(axis=-1)]  # (B, R), -1: not ours
+    valid = (labels >= 0) & (anchor >= 0)
+    row, column = grid_cell(xp, center, grid)
+    slot = xp.where(valid, flat_slot(xp, row, column, anchor, shape), n_slot)
+    index = write_index(slot, valid, n_slot)
+    anchor_size = ours[xp.maximum(anchor, 0)]
+    xy = xp.stack([center[..., 0] * w - column, center[..., 1] * h - row], axis=-1)
+    wh = xp.log(xp.where(valid[..., None], size / anchor_size, 1))
+    cls = xp.zeros((n_slot + 1, head['n_class']), numpy.float32)
+    cls[slot, xp.maximum(labels, 0)] = 1  # every box of a cell sets its class
+    targets = {'assigned': scatter(index, valid, n_slot, False, bool),
+               'xy': scatter(index, xy, n_slot, 0, numpy.float32),
+               'wh': scatter(index, wh, n_slot, 0, numpy.float32),
+               'scale': scatter(index, 2 - size[..., 0] * size[..., 1], n_slot, 0,
+                                numpy.float32),
+               'cls': cls[:-1]}
+    return {key: value.reshape(shape + value.shape[1:]) for key, value in targets.items()}
 
 
 def best_truth_iou(xp, pred, bboxes):
@@ -120,16 +160,15 @@ def best_truth_iou(xp, pred, bboxes):
     Args:
         xp: the array module of ``pred``.
         pred (array): (B, N, 4) boxes.
-        bboxes (list of array): per image (R, 4) host boxes, in ``pred``'s units.
+        bboxes (array): (B, R, 4) boxes of ``pred``'s module and units; padding rows are
+            zero boxes, whose IoU with any box is 0.
 
     Returns:
         array: (B, N) of pred's dtype, 0 for an image without boxes.
     """
-    n_max = max([len(b) for b in bboxes] + [1])
-    padded = numpy.zeros((len(bboxes), n_max, 4), numpy.float32)
-    for i, bbox in enumerate(bboxes):  # a loop over images of the batch, host side
-        padded[i, :len(bbox)] = bbox
-    return box_iou(xp, pred, xp.asarray(padded, dtype=pred.dtype)).max(axis=-1)
+    if bboxes.shape[1] == 0:
+        return xp.zeros(pred.shape[:2], pred.dtype)
+    return box_iou(xp, pred, bboxes.astype(pred.dtype, copy=False)).max(axis=-1)
 
 
 def _ignore_mask(xp, raw, head, bboxes):

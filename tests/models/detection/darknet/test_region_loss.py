@@ -6,16 +6,29 @@ import math
 import numpy
 import pytest
 
-from cvzoo.core import gradient_check, optimizers
+from cvzoo.core import backend, gradient_check, optimizers
+from cvzoo.core.training.convert import pad_boxes
 from cvzoo.core.variable import Variable
 from cvzoo.models.detection.darknet import region_loss
 from cvzoo.models.detection.darknet.darknet_detector import DarknetDetector
 from cvzoo.models.detection.darknet.train_chain import YOLOTrainChain
+from tests.helpers.yolo_targets import (
+    GRID,
+    assert_targets_equal,
+    assignment_batch,
+    reference_targets,
+    with_junk_padding,
+)
 
 # anchors in grid cells; a 4 x 4 grid on a 64 x 64 input: 16 px cells
 HEAD = {'kind': 'region', 'n_class': 3, 'anchors': numpy.array([[1.0, 1.5], [2.5, 2.0]]),
         'scale_x_y': 1.0, 'insize': (64, 64)}
 N_ENTRY = 5 + 3
+
+
+def padded(bboxes, labels):
+    """Per-image boxes (fractions) and labels as the head losses take them, in float64."""
+    return pad_boxes(bboxes, labels, dtype=numpy.float64)
 
 
 def test_targets_by_hand():
@@ -24,7 +37,7 @@ def test_targets_by_hand():
     # anchor 1 of the cell in column 1 (22 / 16), row 3 (50 / 16).
     bbox = numpy.array([[4, 40, 40, 60]], numpy.float64) / 64
     tall = numpy.array([[0, 0, 12, 24]], numpy.float64) / 64  # 0.75 x 1.5 cells: anchor 0
-    targets = region_loss.assign_region_targets(HEAD, (4, 4), [bbox, tall], [[2], [1]])
+    targets = region_loss.assign_region_targets(HEAD, (4, 4), *padded([bbox, tall], [[2], [1]]))
     assert targets['assigned'].sum() == 2
     assert targets['assigned'][0, 3, 1, 1] and targets['assigned'][1, 0, 0, 0]
     numpy.testing.assert_allclose(targets['xy'][0, 3, 1, 1], [0.375, 0.125])
@@ -48,7 +61,7 @@ def _iou(a, b):
 def _loop_loss(raw, head, bboxes, labels):
     """The four terms with loops over images, cells and anchors, Darknet's defaults."""
     B, _, h, w = raw.shape
-    targets = region_loss.assign_region_targets(head, (h, w), bboxes, labels)
+    targets = region_loss.assign_region_targets(head, (h, w), *padded(bboxes, labels))
     total = numpy.zeros(4)
     for b in range(B):
         for j in range(h):
@@ -85,7 +98,7 @@ def _raw(rng):
 
 def test_terms_match_loop_reference(rng):
     raw = _raw(rng)
-    terms = region_loss.region_head_loss(Variable(raw), HEAD, BBOXES, LABELS)
+    terms = region_loss.region_head_loss(Variable(raw), HEAD, *padded(BBOXES, LABELS))
     expected = _loop_loss(raw, HEAD, BBOXES, LABELS)
     numpy.testing.assert_allclose([float(t.array) for t in terms], expected, rtol=1e-6)
     assert (expected > 0).all()
@@ -96,24 +109,23 @@ def test_some_anchors_overlap_a_truth_above_thresh(rng):
     raw = _raw(rng)
     raw[0, 2:4, 3, 1] = numpy.log([2.25 / 1.0, 1.25 / 1.5])  # anchor 0 shaped as box 0
     raw[0, 0:2, 3, 1] = numpy.log([0.375 / 0.625, 0.125 / 0.875])  # centred on it
-    weighted = region_loss.region_head_loss(Variable(raw), HEAD, BBOXES, LABELS)[2]
+    weighted = region_loss.region_head_loss(Variable(raw), HEAD, *padded(BBOXES, LABELS))[2]
     expected = _loop_loss(raw, HEAD, BBOXES, LABELS)[2]
     numpy.testing.assert_allclose(float(weighted.array), expected, rtol=1e-6)
     moved = raw.copy()
     moved[0, 4, 3, 1] += 3  # its objectness: exempt, so the loss does not change
-    numpy.testing.assert_allclose(
-        float(region_loss.region_head_loss(Variable(moved), HEAD, BBOXES, LABELS)[2].array),
-        expected, rtol=1e-6)
+    moved_obj = region_loss.region_head_loss(Variable(moved), HEAD, *padded(BBOXES, LABELS))[2]
+    numpy.testing.assert_allclose(float(moved_obj.array), expected, rtol=1e-6)
 
 
 def _grads(raw, head, bboxes, labels, which):
     """Analytic and central-difference gradients of the sum of the terms ``which``."""
     variable = Variable(raw.copy())
-    terms = region_loss.region_head_loss(variable, head, bboxes, labels)
+    terms = region_loss.region_head_loss(variable, head, *padded(bboxes, labels))
     sum(terms[k] for k in which).backward()
 
     def loss():
-        parts = region_loss.region_head_loss(Variable(raw), head, bboxes, labels)
+        parts = region_loss.region_head_loss(Variable(raw), head, *padded(bboxes, labels))
         return (numpy.asarray(sum(float(parts[k].array) for k in which)),)
     numeric, = gradient_check.numerical_grad(loss, (raw,), (numpy.ones(()),), eps=1e-5)
     return variable.grad, numeric
@@ -128,7 +140,8 @@ def test_gradient_matches_central_differences(rng):
     # obj: the rescore target (the IoU of the decoded box) is a constant, as in Darknet,
     # so on the box entries of assigned anchors obj has no gradient while the IoU moves
     analytic, numeric = _grads(raw, head, bboxes, labels, (2,))
-    assigned = region_loss.assign_region_targets(head, (3, 3), bboxes, labels)['assigned']
+    assigned = region_loss.assign_region_targets(head, (3, 3), *padded(bboxes, labels))[
+        'assigned']
     box = numpy.zeros(raw.shape, bool).reshape(1, 2, N_ENTRY, 3, 3)
     box[:, :, :4] = assigned.transpose(0, 3, 1, 2)[:, :, None]
     box = box.reshape(raw.shape)
@@ -155,3 +168,40 @@ def test_a_few_steps_overfit_one_image(chain, train_batch):
     for _ in range(15):
         optimizer.update(chain, *batch)
     assert float(chain(*batch).array) < 0.5 * first
+
+
+# --- the assignment on padded boxes, against a loop over the boxes ---------------------
+
+WIDE_HEAD = dict(HEAD, insize=(64, 96))
+
+
+def test_assignment_equals_a_loop_over_the_boxes():
+    bboxes, labels = assignment_batch()
+    targets = region_loss.assign_region_targets(WIDE_HEAD, GRID,
+                                                 *with_junk_padding(bboxes, labels))
+    assert_targets_equal(targets, reference_targets(WIDE_HEAD, GRID, bboxes, labels,
+                                                    region=True))
+    # image 0's second box overwrote its first: its label and box are the second's
+    assert targets['assigned'][0].sum() == 2 and not targets['assigned'][1].any()
+    assert sorted(targets['label'][0][targets['assigned'][0]]) == [1, 2]
+    assert targets['assigned'].sum() < sum(len(b) for b in bboxes) - 1
+
+
+def test_assignment_on_the_device_has_no_sync_and_equals_the_host(stand_in):
+    bbox, label = with_junk_padding(*assignment_batch())
+    host = region_loss.assign_region_targets(WIDE_HEAD, GRID, bbox, label)
+    bbox, label = backend.to_device(bbox, 'cuda:0'), backend.to_device(label, 'cuda:0')
+    region_loss.assign_region_targets(WIDE_HEAD, GRID, bbox, label)  # anchors go there
+    with backend.get_device('cuda:0'), stand_in.count_syncs() as syncs:
+        device = region_loss.assign_region_targets(WIDE_HEAD, GRID, bbox, label)
+    assert sum(syncs.values()) == 0, dict(syncs)
+    for key, value in host.items():
+        numpy.testing.assert_array_equal(backend.to_numpy(device[key]), value, err_msg=key)
+
+
+def test_lists_and_padded_arrays_give_the_same_loss(chain, train_batch):
+    x, bboxes, labels = train_batch(2)
+    from_lists = float(chain(x, bboxes, labels).array)
+    bbox, label = pad_boxes(bboxes, labels, 4)
+    bbox[1, 0] = [3, 4, 20, 28]  # a padding row (label -1) is padding whatever its box
+    assert float(chain(x, bbox, label).array) == from_lists

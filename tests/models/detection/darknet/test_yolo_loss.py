@@ -5,11 +5,21 @@ import math
 import numpy
 import pytest
 
-from cvzoo.core import optimizers
+from cvzoo import errors
+from cvzoo.core import backend, optimizers
+from cvzoo.core.training.convert import pad_boxes
 from cvzoo.core.variable import Variable
 from cvzoo.models.detection.darknet import train_chain, yolo_loss
 from cvzoo.models.detection.darknet.darknet_detector import DarknetDetector
 from cvzoo.models.detection.darknet.train_chain import YOLOTrainChain
+from tests.helpers.yolo_targets import (
+    GRID,
+    assert_targets_equal,
+    assignment_batch,
+    padded,
+    reference_targets,
+    with_junk_padding,
+)
 
 HEAD = {'kind': 'yolo', 'n_class': 3, 'anchors': numpy.array([[16.0, 16.0], [40.0, 24.0]]),
         'all_anchors': numpy.array([[4.0, 4.0], [16.0, 16.0], [40.0, 24.0]]),
@@ -21,7 +31,7 @@ def test_targets_by_hand():
     # the second of this head; on a 4 x 4 grid its centre is in column 1, row 3.
     bbox = numpy.array([[4, 40, 40, 60]], numpy.float64) / 64
     small = numpy.array([[0, 0, 4, 4]], numpy.float64) / 64  # anchor 0: another head's
-    targets = yolo_loss.assign_targets(HEAD, (4, 4), [bbox, small], [[2], [0]])
+    targets = yolo_loss.assign_targets(HEAD, (4, 4), *padded([bbox, small], [[2], [0]]))
     assert targets['assigned'].sum() == 1 and targets['assigned'][0, 3, 1, 1]
     numpy.testing.assert_allclose(targets['xy'][0, 3, 1, 1], [22 / 16 - 1, 50 / 16 - 3])
     numpy.testing.assert_allclose(targets['wh'][0, 3, 1, 1],
@@ -41,7 +51,7 @@ def _bce(x, t):
 def _loop_loss(raw, head, bboxes, labels):
     """The four terms with loops over images, cells and anchors."""
     B, _, h, w = raw.shape
-    targets = yolo_loss.assign_targets(head, (h, w), bboxes, labels)
+    targets = yolo_loss.assign_targets(head, (h, w), *padded(bboxes, labels))
     total = numpy.zeros(4)
     for b in range(B):
         for j in range(h):
@@ -78,7 +88,7 @@ def test_terms_match_loop_reference(rng):
     bboxes = [numpy.array([[4, 40, 40, 60], [10, 6, 50, 30], [30, 30, 33, 34]]) / 64,
               numpy.array([[20, 20, 60, 44]]) / 64]
     labels = [numpy.array([2, 0, 1]), numpy.array([1])]
-    terms = yolo_loss.yolo_head_loss(Variable(raw), HEAD, bboxes, labels)
+    terms = yolo_loss.yolo_head_loss(Variable(raw), HEAD, *padded(bboxes, labels))
     expected = _loop_loss(raw, HEAD, bboxes, labels)
     numpy.testing.assert_allclose([float(t.array) for t in terms], expected, rtol=1e-6)
     assert expected[2] > 0 and expected[0] > 0
@@ -112,7 +122,7 @@ def test_inclusive_model_takes_its_boxes_as_they_are(chain, train_batch, monkeyp
     seen = []
 
     def recording_loss(raw, head, bboxes, labels):
-        seen.append([bbox.copy() for bbox in bboxes])
+        seen.append([bbox[label >= 0] for bbox, label in zip(bboxes, labels)])
         return yolo_loss.yolo_head_loss(raw, head, bboxes, labels)
 
     monkeypatch.setitem(train_chain.HEAD_LOSSES, 'yolo', recording_loss)
@@ -125,3 +135,62 @@ def test_inclusive_model_takes_its_boxes_as_they_are(chain, train_batch, monkeyp
         for bbox, got_continuous, got_inclusive in zip(bboxes, continuous, inclusive):
             numpy.testing.assert_allclose(got_continuous * 32, bbox, rtol=1e-6)
             numpy.testing.assert_allclose(got_inclusive * 32, bbox, rtol=1e-6)
+
+
+# --- the assignment on padded boxes, against a loop over the boxes ---------------------
+
+# a 2 x 3 grid (GRID) on a 64 x 96 input (H x W): rows and columns, heights and widths differ
+WIDE_HEAD = dict(HEAD, insize=(64, 96))
+
+
+def test_assignment_equals_a_loop_over_the_boxes():
+    bboxes, labels = assignment_batch()
+    targets = yolo_loss.assign_targets(WIDE_HEAD, GRID, *with_junk_padding(bboxes, labels))
+    expected = reference_targets(WIDE_HEAD, GRID, bboxes, labels)
+    assert_targets_equal(targets, expected)
+    # the cases the batch is made of: image 0's second box overwrote its first (both
+    # classes set), its third belongs to another head, image 1 has nothing
+    assert targets['assigned'][0].sum() == 1 and targets['cls'][0].sum() == 2
+    numpy.testing.assert_allclose(targets['scale'][0][targets['assigned'][0]],
+                                  [2 - 0.32 * 0.35])
+    assert not targets['assigned'][1].any()
+    overwritten = sum(len(b) for b in bboxes) - targets['assigned'].sum()
+    assert overwritten >= 3  # image 2 shares a cell and anchor too
+
+
+def test_assignment_on_the_device_has_no_sync_and_equals_the_host(stand_in):
+    bbox, label = with_junk_padding(*assignment_batch())
+    host = yolo_loss.assign_targets(WIDE_HEAD, GRID, bbox, label)
+    bbox, label = backend.to_device(bbox, 'cuda:0'), backend.to_device(label, 'cuda:0')
+    yolo_loss.assign_targets(WIDE_HEAD, GRID, bbox, label)  # the anchor tables go there
+    with backend.get_device('cuda:0'), stand_in.count_syncs() as syncs:
+        device = yolo_loss.assign_targets(WIDE_HEAD, GRID, bbox, label)
+    assert sum(syncs.values()) == 0, dict(syncs)
+    for key, value in host.items():
+        numpy.testing.assert_array_equal(backend.to_numpy(device[key]), value, err_msg=key)
+
+
+def test_padding_boxes_never_overlap_a_prediction():
+    pred = numpy.array([[[0.1, 0.1, 0.5, 0.5], [-0.1, -0.1, 0.1, 0.1], [0, 0, 0, 0]],
+                        [[0.1, 0.1, 0.5, 0.5], [-0.1, -0.1, 0.1, 0.1], [0, 0, 0, 0]]])
+    bbox, _ = padded([numpy.array([[0.1, 0.1, 0.5, 0.3]]), numpy.zeros((0, 4))],
+                     [[0], []], n_box=4)
+    best = yolo_loss.best_truth_iou(numpy, pred, bbox)
+    numpy.testing.assert_allclose(best, [[0.5, 0, 0], [0, 0, 0]], rtol=1e-6)
+
+
+def test_lists_and_padded_arrays_give_the_same_loss(chain, train_batch):
+    x, bboxes, labels = train_batch(1)
+    from_lists = float(chain(x, bboxes, labels).array)
+    bbox, label = pad_boxes(bboxes, labels, 5)
+    bbox[1, 2] = [3, 4, 20, 28]  # a padding row (label -1) is padding whatever its box
+    assert float(chain(x, bbox, label).array) == from_lists
+
+
+@pytest.mark.parametrize('bad', ['bboxes', 'labels'])
+def test_boxes_of_another_shape_are_named(chain, train_batch, bad):
+    x, bboxes, labels = train_batch(1)
+    arguments = dict(zip(('bboxes', 'labels'), pad_boxes(bboxes, labels, 5)))
+    arguments[bad] = arguments[bad][..., :3] if bad == 'bboxes' else arguments[bad][:, :4]
+    with pytest.raises(errors.UsageError, match=f'YOLOTrainChain: {bad}: expected'):
+        chain(x, **arguments)
