@@ -418,8 +418,9 @@ def device_scope(arrays, what: str = None):
     the operation), and return the context manager that makes it current, or None when
     there is nothing to enter.
 
-    None comes whenever CuPy is not loaded or no array is a GPU array, so that the engine
-    calls ``forward`` and ``backward`` on the CPU without entering a context at all.
+    None comes whenever CuPy is not loaded, no array is a GPU array, or their GPU is
+    already the current one, so that the engine calls ``forward`` and ``backward`` without
+    entering a context that would change nothing.
 
     Raises:
         cvzoo.errors.DeviceMismatchError: as :func:`check_same_device`, naming ``what``.
@@ -449,7 +450,48 @@ def device_scope(arrays, what: str = None):
             first = ordinal
         elif ordinal != first and what is not None:
             check_same_device(arrays, what)  # raises, naming both devices
-    return None if gpu is None else cupy.cuda.Device(gpu)
+    if gpu is None or gpu == cupy.cuda.runtime.getDevice():
+        return None  # entering the current device would change nothing
+    return cupy.cuda.Device(gpu)
+
+
+def is_current(device: Device) -> bool:
+    """True when entering ``device`` would change nothing: it is the CPU or the GPU
+    current in this thread."""
+    return device.kind == 'cpu' or (
+        _cupy is not None and device.id == _cupy.cuda.runtime.getDevice())
+
+
+def is_gpu_array(x) -> bool:
+    """True when ``x`` is a CuPy array (never imports CuPy)."""
+    cupy = _cupy if _cupy is not None else _cupy_if_loaded()
+    return cupy is not None and isinstance(x, cupy.ndarray)
+
+
+def _first_gpu(arrays):
+    """The device ordinal of the first GPU array (or Variable holding one) among
+    ``arrays``, or None when there is none."""
+    cupy = _cupy  # _cupy_if_loaded(), inline: this runs for every launch of own kernels
+    if cupy is None:
+        if 'cupy' not in sys.modules:
+            return None
+        cupy = _import_cupy()
+    ndarray = cupy.ndarray
+    for x in arrays:
+        if not isinstance(x, ndarray):
+            x = getattr(x, 'array', None)
+            if not isinstance(x, ndarray):
+                continue
+        return x.device.id
+    return None
+
+
+def _launch(kernel, gpu, args, kwargs):
+    """Run CuPy ``kernel`` with GPU ``gpu`` current, entering it only when it is not."""
+    if gpu == _cupy.cuda.runtime.getDevice():
+        return kernel(*args, **kwargs)
+    with _cupy.cuda.Device(gpu):
+        return kernel(*args, **kwargs)
 
 
 def on_device_of(value, reference: Array, dtype=None) -> Array:
@@ -646,14 +688,13 @@ class ElementwiseKernel:
         self._kernel = None
 
     def __call__(self, *args):
-        xp = get_array_module(*args)
-        if xp is numpy:
+        gpu = _first_gpu(args)
+        if gpu is None:
             return self.numpy_fallback(*args)
         if self._kernel is None:
-            self._kernel = xp.ElementwiseKernel(self.in_params, self.out_params,
-                                                self.operation, self.name)
-        with using_device_of(*args):
-            return self._kernel(*args)
+            self._kernel = _cupy.ElementwiseKernel(self.in_params, self.out_params,
+                                                   self.operation, self.name)
+        return _launch(self._kernel, gpu, args, {})
 
 
 class ReductionKernel:
@@ -671,13 +712,12 @@ class ReductionKernel:
         self._kernel = None
 
     def __call__(self, *inputs, axis=None, keepdims=False):
-        xp = get_array_module(*inputs)
-        if xp is numpy:
+        gpu = _first_gpu(inputs)
+        if gpu is None:
             return self.numpy_fallback(*inputs, axis=axis, keepdims=keepdims)
         if self._kernel is None:
-            self._kernel = xp.ReductionKernel(*self.args[:7], reduce_type=self.args[7])
-        with using_device_of(*inputs):
-            return self._kernel(*inputs, axis=axis, keepdims=keepdims)
+            self._kernel = _cupy.ReductionKernel(*self.args[:7], reduce_type=self.args[7])
+        return _launch(self._kernel, gpu, inputs, {'axis': axis, 'keepdims': keepdims})
 
 
 def elementwise_kernel(in_params: str, out_params: str, operation: str, name: str,

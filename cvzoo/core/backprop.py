@@ -198,11 +198,13 @@ def _call_backward(function_node, target_indexes, grad_outputs):
         raise TypeError(f'{function_node.label}.backward must return a tuple')
     n_input = len(function_node.inputs)
     n_target = len(target_indexes)
-    if len(grad_inputs) == n_input and n_input != n_target:
+    n_grad = len(grad_inputs)
+    if n_grad == n_input and n_input != n_target:
         grad_inputs = [grad_inputs[i] for i in target_indexes]
-    if len(grad_inputs) != n_target:
+        n_grad = n_target
+    if n_grad != n_target:
         raise ValueError(
-            f'{function_node.label}.backward returned {len(grad_inputs)} gradients for '
+            f'{function_node.label}.backward returned {n_grad} gradients for '
             f'{n_target} requested inputs'
         )
     return grad_inputs

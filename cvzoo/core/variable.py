@@ -17,10 +17,8 @@ from cvzoo.core import backend, variable_node
 
 
 def _check_array(array, what='array'):
-    if array is None or isinstance(array, numpy.ndarray):
+    if array is None or isinstance(array, numpy.ndarray) or backend.is_gpu_array(array):
         return
-    if backend.get_array_module(array) is not numpy:
-        return  # a GPU array
     raise TypeError(
         f'{what}: expected a NumPy or GPU ndarray, got {type(array).__name__}; '
         'wrap scalars and lists with numpy.asarray(..., dtype=numpy.float32) first'
@@ -55,8 +53,8 @@ class Variable:
     @classmethod
     def _output(cls, array, requires_grad):
         """A new Variable of a function's output (the engine's fast path of ``__init__``)."""
-        if not isinstance(array, numpy.ndarray):
-            _check_array(array)
+        if not isinstance(array, numpy.ndarray) and not backend.is_gpu_array(array):
+            _check_array(array)  # raises, unless None
         variable = cls.__new__(cls)
         variable._array = array
         variable._grad_var = None

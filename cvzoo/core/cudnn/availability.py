@@ -14,6 +14,10 @@ _MODES = ('auto', 'always', 'never')
 SUPPORTED_DTYPES = frozenset(numpy.dtype(t) for t in ('float16', 'float32'))
 _NOT_LOADED = object()
 _frontend = _NOT_LOADED
+# NOTE: (sys.modules['cupy'], what frontend() answered for it): every convolution and
+# batch normalisation asks, and the answer changes only with the stand-in's installation
+# or forget_frontend()
+_answer = (None, None)
 
 
 def frontend():
@@ -22,14 +26,25 @@ def frontend():
     Imported on the first call only, never at cvzoo's import. Under the CuPy stand-in only
     a stand-in frontend counts (a real one would be handed host pointers).
     """
+    global _answer
+    cupy = sys.modules.get('cupy')
+    if _frontend is not _NOT_LOADED and _answer[0] is cupy:
+        return _answer[1]
+    module = _loaded_frontend()
+    if _is_stand_in(cupy) and not _is_stand_in(module):
+        module = None
+    _answer = (cupy, module)
+    return module
+
+
+def _loaded_frontend():
+    """The ``cudnn`` module, imported on the first call, or None when it cannot load."""
     global _frontend
     if _frontend is _NOT_LOADED:
         try:
             _frontend = importlib.import_module('cudnn')
         except (ImportError, OSError):
             _frontend = None
-    if _is_stand_in(sys.modules.get('cupy')) and not _is_stand_in(_frontend):
-        return None
     return _frontend
 
 
@@ -63,7 +78,9 @@ def should_use(what, *arrays):
         UsageError: ``use_cudnn`` is not one of 'auto', 'always', 'never', or it is
             'always' and the ``cudnn`` frontend cannot be imported.
     """
-    mode = _mode()
+    mode = config.use_cudnn
+    if mode != 'auto':
+        mode = _mode()  # checked here only: 'auto' is the default
     if mode == 'never' or backend.get_array_module(*arrays) is numpy:
         return False
     if frontend() is None:

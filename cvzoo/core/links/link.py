@@ -319,10 +319,11 @@ class Link:
 
     def __call__(self, *args, **kwargs):
         # the link's own device is current while it runs (arrays it makes land there);
-        # entering the CPU does nothing, so a CPU link skips the ``with``
-        if self._device.kind == 'cpu':
+        # entering the CPU or the current GPU does nothing, so those skip the ``with``
+        device = self._device
+        if device.kind == 'cpu' or backend.is_current(device):
             return self.forward(*args, **kwargs)
-        with self._device:
+        with device:
             return self.forward(*args, **kwargs)
 
     def forward(self, *args, **kwargs):

@@ -96,6 +96,8 @@ def _output_bands(batch_and_channels, ksize, out_size):
     n, channels = batch_and_channels
     per_row = max(1, n * channels * ksize[0] * ksize[1] * out_size[1])
     rows = max(1, _PATCH_BUDGET // per_row)
+    if rows >= out_size[0]:
+        return [(0, out_size[0])]  # the common case: one band
     return [(top, min(top + rows, out_size[0])) for top in range(0, out_size[0], rows)]
 
 

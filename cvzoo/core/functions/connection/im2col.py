@@ -54,11 +54,11 @@ def padded_shape(in_size, ksize, out_size, stride, pad, dilate):
     The leading pad is ``pad``; the trailing one is ``pad`` or more, when cover_all (or an
     explicit deconvolution outsize) asks for windows that reach past the image.
     """
-    result = []
-    for size, k, out, s, p, d in zip(in_size, ksize, out_size, stride, pad, dilate):
-        needed = (out - 1) * s + (k - 1) * d + 1
-        result.append(max(size + 2 * p, needed))
-    return tuple(result)
+    # NOTE: unrolled for the two axes: each convolution asks, forward and backward
+    (h, w), (kh, kw), (out_h, out_w) = in_size, ksize, out_size
+    (sy, sx), (ph, pw), (dy, dx) = stride, pad, dilate
+    return (max(h + 2 * ph, (out_h - 1) * sy + (kh - 1) * dy + 1),
+            max(w + 2 * pw, (out_w - 1) * sx + (kw - 1) * dx + 1))
 
 
 def is_channel_major(x):

@@ -236,7 +236,8 @@ class BatchNormalization(function_node.FunctionNode):
         else:  # first order: the arrays, without a node of its own
             x, gamma = self.retained_input_arrays()
             gx, ggamma, gbeta = grad.forward((x, gamma, grad_outputs[0].array))
-        return tuple((gx, ggamma, gbeta)[i] for i in indexes)
+        grads = gx, ggamma, gbeta
+        return grads if indexes == (0, 1, 2) else tuple(grads[i] for i in indexes)
 
 
 class _BatchNormalizationGrad(function_node.FunctionNode):
