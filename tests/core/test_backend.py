@@ -134,3 +134,31 @@ def test_device_scope_makes_the_first_gpu_current_and_checks_devices(two_gpus):
     # without a name nothing is checked; the first GPU array's device is made current
     with backend.device_scope((numpy.zeros(2), on_1, on_0)):
         assert backend.get_device('cuda') == two_gpus[1]
+
+
+def test_device_scope_and_is_current_enter_nothing_for_the_current_gpu(two_gpus):
+    on_1 = backend.to_device(numpy.zeros(2, numpy.float32), two_gpus[1])
+    with two_gpus[1]:
+        assert backend.device_scope((on_1,), 'Add') is None
+        assert backend.is_current(two_gpus[1]) and not backend.is_current(two_gpus[0])
+    with two_gpus[0]:
+        assert backend.device_scope((on_1,), 'Add') is not None
+        assert backend.is_current(two_gpus[0]) and backend.is_current(backend.CPU)
+
+
+def test_reduction_kernel_on_the_second_gpu_makes_it_current(two_gpus):
+    seen = []
+
+    def twin(x, axis, keepdims):
+        seen.append(backend.get_device('cuda'))
+        return x.sum(axis=axis, keepdims=keepdims)
+
+    kernel = backend.reduction_kernel('T x', 'T s', 'x', 'a + b', 's = a', '0',
+                                      'test_sum_on_second', twin)
+    on_1 = backend.to_device(numpy.arange(4.0), two_gpus[1])
+    with two_gpus[0]:
+        total = kernel(on_1)
+        assert backend.get_device('cuda') == two_gpus[0]
+    assert seen == [two_gpus[1]]  # the twin ran with the arrays' GPU current
+    assert backend.get_device_from_array(total) == two_gpus[1]
+    assert float(backend.to_numpy(total)) == 6.0

@@ -244,6 +244,25 @@ def test_a_real_frontend_is_ignored_under_the_stand_in(stand_in, monkeypatch):
         availability.forget_frontend()
 
 
+def test_the_frontend_answer_follows_the_cupy_module(stand_in, monkeypatch):
+    import sys
+    import types
+
+    from cvzoo.core.cudnn import availability
+
+    real = types.ModuleType('cudnn')  # not a stand-in
+    monkeypatch.setitem(sys.modules, 'cudnn', real)
+    availability.forget_frontend()
+    try:
+        assert availability.frontend() is None  # asked once under the stand-in
+        with monkeypatch.context() as patch:
+            patch.setitem(sys.modules, 'cupy', types.ModuleType('cupy'))  # a real CuPy
+            assert availability.frontend() is real
+        assert availability.frontend() is None
+    finally:
+        availability.forget_frontend()
+
+
 def test_a_stream_capture_records_the_cudnn_call_and_a_launch_reruns_it(fake_cudnn, stand_in):
     import cupy  # the stand-in
 
