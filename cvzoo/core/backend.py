@@ -441,9 +441,11 @@ def device_scope(arrays, what: str = None):
     for x in arrays:
         if x is None:
             continue
-        if not isinstance(x, ndarray):
+        if isinstance(x, ndarray):
+            ordinal = x.device.id
+        else:
             x = getattr(x, 'array', x)
-        ordinal = x.device.id if isinstance(x, ndarray) else -1
+            ordinal = x.device.id if isinstance(x, ndarray) else -1
         if gpu is None and ordinal >= 0:
             gpu = ordinal
         if first is None:

@@ -37,8 +37,8 @@ def backward(outputs, grad_outputs=None, *, retain_grad=False, enable_double_bac
             continue
         if node.creator is not None and not retain_grad:
             continue
-        old = variable.grad_var
-        variable.grad_var = gx if old is None else _add(old, gx, enable_double_backprop)
+        old = variable._grad_var  # the attribute behind grad_var, without its property
+        variable._grad_var = gx if old is None else _add(old, gx, enable_double_backprop)
 
 
 def grad(outputs, inputs, grad_outputs=None, enable_double_backprop=False, retain_graph=None):

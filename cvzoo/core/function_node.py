@@ -27,6 +27,7 @@ A subclass implements two methods:
 array([9.])
 """
 
+import operator
 import weakref
 
 import numpy
@@ -34,6 +35,9 @@ import numpy
 from cvzoo.core import backend
 from cvzoo.core import variable as variable_module
 from cvzoo.core.config import config
+
+_array_of = operator.attrgetter('_array')  # of a Variable
+_node_of = operator.attrgetter('_node')
 
 
 class FunctionNode:
@@ -64,16 +68,14 @@ class FunctionNode:
         # more Python call per use (see bench/count_step_calls.py).
         variable_class = variable_module.Variable
         input_vars = []
-        in_data = []
         requires_grad = False
         for x in inputs:
             if not isinstance(x, variable_class):
                 x = variable_class(x, requires_grad=False)
             input_vars.append(x)
-            in_data.append(x._array)
             if x._node.requires_grad:
                 requires_grad = True
-        in_data = tuple(in_data)
+        in_data = tuple(map(_array_of, input_vars))  # map calls the getter from C: no call
         self._input_indexes_to_retain = ()
         self._output_indexes_to_retain = ()
         scope = backend.device_scope(in_data, type(self).__name__)
@@ -96,14 +98,12 @@ class FunctionNode:
         return outputs
 
     def _record(self, input_vars, in_data, outputs, out_data):
-        inputs = []
+        inputs = tuple(map(_node_of, input_vars))
         rank = 0
-        for v in input_vars:
-            node = v._node
-            inputs.append(node)
+        for node in inputs:
             if node.rank > rank:
                 rank = node.rank
-        self.inputs = tuple(inputs)
+        self.inputs = inputs
         self.rank = rank
         refs = []
         for y in outputs:

@@ -124,14 +124,12 @@ class Variable:
             _check_array(value, 'grad')
         self._grad_var = None if value is None else Variable._output(value, False)
 
-    @property
-    def grad_var(self):
-        """The gradient as a Variable (with a graph after double backprop), or None."""
-        return self._grad_var
-
-    @grad_var.setter
-    def grad_var(self, value):
+    def _set_grad_var(self, value):
         self._grad_var = value
+
+    grad_var = property(
+        operator.attrgetter('_grad_var'), _set_grad_var,
+        doc='The gradient as a Variable (with a graph after double backprop), or None.')
 
     def cleargrad(self):
         """Set the gradient to None."""

@@ -180,9 +180,10 @@ class MultiTensorUpdate:
             if hyperparam.__class__ is not hyperparameter_module.Hyperparameter:
                 hyperparam = hyperparam._real  # the device view of a captured step
             grad, array = param.grad, param.array
+            dtype = None if array is None else array.dtype
             if (rule.__class__ is self.rule_class and rule.enabled and grad is not None
-                    and array is not None and grad.dtype == array.dtype
-                    and array.dtype.kind == 'f' and hyperparam.__dict__ == bare):
+                    and dtype is not None and grad.dtype == dtype
+                    and dtype.kind == 'f' and hyperparam.__dict__ == bare):
                 grouped.append(param)
                 grads.append(grad)
             else:

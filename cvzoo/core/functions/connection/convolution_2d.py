@@ -167,21 +167,22 @@ def _checked_node(x, W, b, stride, pad, cover_all, dilate, groups):
     pad = im2col.as_pair(pad, 'convolution_2d: pad', 0)
     dilate = im2col.as_pair(dilate, 'convolution_2d: dilate', 1)
     groups = im2col.as_pair(groups, 'convolution_2d: groups', 1)[0]
-    if W.shape[0] % groups:
+    x_shape, w_shape = x.shape, W.shape
+    if w_shape[0] % groups:
         raise ValueError(f'convolution_2d: the output channels W.shape[0] must be a multiple '
-                         f'of groups={groups}, got W.shape={tuple(W.shape)}')
-    if x.shape[1] != W.shape[1] * groups:
+                         f'of groups={groups}, got W.shape={w_shape}')
+    if x_shape[1] != w_shape[1] * groups:
         raise ValueError(
             f'convolution_2d: in_channels x.shape[1] must equal W.shape[1] * groups = '
-            f'{W.shape[1]} * {groups}, got x.shape={tuple(x.shape)}, W.shape={tuple(W.shape)}')
-    im2col.check_bias('convolution_2d', b, W.shape[0])
-    out_size = (im2col.get_conv_outsize(x.shape[2], W.shape[2], stride[0], pad[0], cover_all,
+            f'{w_shape[1]} * {groups}, got x.shape={x_shape}, W.shape={w_shape}')
+    im2col.check_bias('convolution_2d', b, w_shape[0])
+    out_size = (im2col.get_conv_outsize(x_shape[2], w_shape[2], stride[0], pad[0], cover_all,
                                         dilate[0]),
-                im2col.get_conv_outsize(x.shape[3], W.shape[3], stride[1], pad[1], cover_all,
+                im2col.get_conv_outsize(x_shape[3], w_shape[3], stride[1], pad[1], cover_all,
                                         dilate[1]))
     if min(out_size) < 1:
         raise ValueError(
             f'convolution_2d: the output size {out_size} is empty; the input x.shape='
-            f'{tuple(x.shape)} is too small for W.shape={tuple(W.shape)} with stride='
+            f'{x_shape} is too small for W.shape={w_shape} with stride='
             f'{stride}, pad={pad}, dilate={dilate}')
     return Convolution2D(stride, pad, dilate, groups, out_size)

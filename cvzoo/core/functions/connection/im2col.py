@@ -239,14 +239,16 @@ def check_image_and_weight(what, x, W, b):
         ValueError: x or W not 4-D, or b not 1-D.
         TypeError: a non-float array, or dtypes that differ.
     """
+    x_dtype = x.dtype
     for name, array, ndim in (('x', x, 4), ('W', W, 4), ('b', b, 1)):
         if array is None:
             continue
-        if not backend.is_float_dtype(array.dtype):
-            raise TypeError(f'{what}: {name} must be a float array, got dtype {array.dtype}')
-        if array.dtype != x.dtype:
+        dtype = array.dtype
+        if not backend.is_float_dtype(dtype):
+            raise TypeError(f'{what}: {name} must be a float array, got dtype {dtype}')
+        if dtype != x_dtype:
             raise TypeError(
-                f'{what}: {name}.dtype must equal x.dtype ({x.dtype}), got {array.dtype}')
+                f'{what}: {name}.dtype must equal x.dtype ({x_dtype}), got {dtype}')
         if array.ndim != ndim:
             raise ValueError(
                 f'{what}: {name} must have {ndim} axes, got shape {tuple(array.shape)}')
