@@ -1,4 +1,4 @@
-"""Every registered classifier, semantic segmenter and SSD trains as a CUDA graph.
+"""Every registered classifier, semantic segmenter, SSD and YOLO trains as a CUDA graph.
 
 For each ``list_models()`` entry that :func:`captured_by_graph` selects (by task and by
 family, so that a new registration of those kinds is included without a line), the model
@@ -15,8 +15,7 @@ The stand-in replays each recorded operation at a launch, so a graphed run costs
 eager one does (the capture about one step more). Every selected entry is captured without
 refusal and replayed; the bit-for-bit comparison runs for one entry of each family
 (:data:`COMPARED`). SSD512's capture is too large for the stand-in to record on a CI
-machine and is marked slow (:data:`TOO_LARGE_TO_RECORD`). YOLO's train chains join by one
-line in :data:`CAPTURED_DETECTORS`.
+machine and is marked slow (:data:`TOO_LARGE_TO_RECORD`).
 """
 
 import dataclasses
@@ -31,6 +30,7 @@ from cvzoo.core.cuda_graph import DEFAULT_WARMUP
 from cvzoo.core.serializers.dictionary import DictionarySerializer
 from cvzoo.core.training.extensions import read_log
 from cvzoo.models import get_model_class, list_models, model_info
+from cvzoo.models.detection.darknet.darknet_detector import DarknetDetector
 from cvzoo.models.detection.ssd.ssd import SSD
 from cvzoo.testing import small_models
 from cvzoo.testing.synthetic_examples import synthetic_examples
@@ -38,8 +38,9 @@ from cvzoo.training import train
 
 # the tasks every model of which trains as a graph
 CAPTURED_TASKS = ('classification', 'semantic_segmentation')
-# the detector families (base classes) whose train chains are captured; YOLO's join here
-CAPTURED_DETECTORS = (SSD,)
+# the detector families (base classes) whose train chains are captured: SSD, and YOLO's
+# (the recipe pads each image's boxes to max_boxes, assigned to anchors on the device)
+CAPTURED_DETECTORS = (SSD, DarknetDetector)
 # classifiers whose fully connected layers need a given input side; others train at 64
 CLASSIFIER_SIZE = {'vgg16': 224, 'small_cnn': 32}
 # the warm-up, the capture (which launches its graph) and one launch more
@@ -51,7 +52,8 @@ ITERATIONS = DEFAULT_WARMUP + 2
 # are captured only: the SSD train chain is compared on ssd_tiny, dropout on squeezenet1_1.
 COMPARED = ('small_cnn', 'se_resnext50', 'mobilenet_v2', 'mobilenet_v3_large', 'squeezenet1_1',
             'deeplabv3_resnet50', 'pspnet_resnet50', 'deeplab_v3plus_xception65',
-            'lraspp_mobilenet_v3_large', 'segnet_basic', 'espnet', 'ssd_tiny')
+            'lraspp_mobilenet_v3_large', 'segnet_basic', 'espnet', 'ssd_tiny', 'yolov2_tiny',
+            'yolov3')
 # entries whose capture the stand-in cannot hold in a CI machine's memory: it keeps every
 # array a recorded step makes (no reuse within the graph's pool), 24 GB for an SSD512's
 # step at 512 x 512; its layers are SSD300's, which is captured here
@@ -72,22 +74,24 @@ def _params(names):
             else name for name in names]
 
 
-def _small(name):
-    task, model = small_models.build_small_model(name)
+def _small(name, build_small_model):
+    task, model = build_small_model(name)
     if task == 'classification':
         model.preset = dataclasses.replace(model.preset, size=CLASSIFIER_SIZE.get(name, 64))
     return task, model
 
 
-def _train(name, stand_in, out, cuda_graph):
+def _train(name, stand_in, out, cuda_graph, build_small_model):
     """``name``'s small model trained ITERATIONS steps on cuda:0 (a refused capture
-    raises its RuntimeWarning); the TrainingResult."""
+    raises its RuntimeWarning; numerical ones, such as an exp overflowing in a decoder of
+    random weights, stay warnings); the TrainingResult."""
     stand_in.install().random.seed(0)  # lazily shaped layers draw from CuPy's generator
-    task, model = _small(name)
+    task, model = _small(name, build_small_model)
     n_class = small_models.n_class_of(name)
     examples = synthetic_examples(task, n_class, n=4, n_point=getattr(model, 'n_point', 17))
     with warnings.catch_warnings():
-        warnings.simplefilter('error', RuntimeWarning)
+        warnings.filterwarnings('error', message='.*the training step runs eagerly',
+                                category=RuntimeWarning)
         return train(model, examples, task, [f'class{k}' for k in range(n_class)],
                      out=str(out), iterations=ITERATIONS, batchsize=2, device='cuda:0',
                      progress=False, model_name=name, cuda_graph=cuda_graph,
@@ -120,17 +124,19 @@ def unsaved(monkeypatch):
     gc.collect()
 
 
-def test_the_selection_holds_the_classifiers_segmenters_and_ssds():
+def test_the_selection_holds_the_classifiers_segmenters_ssds_and_yolos():
     tasks = {model_info(name)['task'] for name in CAPTURED}
     assert tasks == {'classification', 'semantic_segmentation', 'detection'}
     assert {'ssd300', 'ssd512', 'ssd300_vgg16', 'ssd_tiny'} <= set(CAPTURED)
-    assert not {'yolov3', 'faster_rcnn_vgg16', 'mask_rcnn_tiny'} & set(CAPTURED)
+    assert {'yolov2', 'yolov2_tiny', 'yolov3', 'yolo_fastest', 'yolo_fastest_xl'} <= set(CAPTURED)
+    assert not {'retinanet_resnet50_fpn', 'faster_rcnn_vgg16', 'mask_rcnn_tiny'} & set(CAPTURED)
     assert set(COMPARED) <= set(CAPTURED)
 
 
 @pytest.mark.parametrize('name', _params(CAPTURED))
-def test_the_train_chain_is_captured_and_trains_as_eager(name, stand_in, unsaved, tmp_path):
-    graphed = _train(name, stand_in, tmp_path / 'graphed', cuda_graph=True)
+def test_the_train_chain_is_captured_and_trains_as_eager(name, stand_in, unsaved, tmp_path,
+                                                        build_small_model):
+    graphed = _train(name, stand_in, tmp_path / 'graphed', True, build_small_model)
     step = graphed.trainer.updater.graphed_update
     assert step.captured and step.fallback_reason is None
     assert step.optimizer.t == ITERATIONS
@@ -138,7 +144,7 @@ def test_the_train_chain_is_captured_and_trains_as_eager(name, stand_in, unsaved
     assert len(losses) == ITERATIONS and all(numpy.isfinite(losses))
     if name not in COMPARED:
         return
-    eager = _train(name, stand_in, tmp_path / 'eager', cuda_graph=False)
+    eager = _train(name, stand_in, tmp_path / 'eager', False, build_small_model)
     assert losses == _losses(tmp_path / 'eager')
     a, b = _updater_state(graphed), _updater_state(eager)
     assert sorted(a) == sorted(b)
