@@ -11,9 +11,9 @@ Sections (``--section``, default all):
   at batch 1 and 8: inference forward and a training step (forward, softmax cross-entropy,
   backward, MomentumSGD update), interleaved with a plain PyTorch ResNet-50 of the same
   layout; then the peak memory (max RSS) of one training step at batch 8, each framework
-  in a fresh subprocess. ``--network vgg16`` times cvzoo's ``VGG16`` against a plain PyTorch
-  VGG16 of torchvision's layout instead (both with dropout in training), at ``--batch`` only, without the
-  memory probe;
+  in a fresh subprocess. ``--network vgg16`` times cvzoo's ``VGG16`` against a plain
+  PyTorch VGG16 of torchvision's layout instead (both with dropout in training), at
+  ``--batch`` only, without the memory probe;
 - ``inference``: ResNet-50 forwards only, cvzoo and torch interleaved at batch 1 and 8,
   with the page faults of each forward;
 - ``copy``: a 58 MB copy into memory written before and into fresh memory, on one

@@ -162,7 +162,8 @@ class FunctionNode:
                 # double backward can still reach this node through it.
                 variable = variable_module.Variable(array, requires_grad=True)
                 variable._node.set_creator(self)
-                self.outputs = self.outputs[:i] + (weakref.ref(variable._node),) + self.outputs[i + 1:]
+                self.outputs = (self.outputs[:i] + (weakref.ref(variable._node),)
+                                + self.outputs[i + 1:])
                 result.append(variable)
             else:
                 result.append(node.get_variable_or_make(array))

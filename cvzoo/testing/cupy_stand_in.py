@@ -157,7 +157,8 @@ def count_syncs():
 # run (to learn the shapes the Python code goes on with) and recorded as a closure over the
 # NumPy arrays it reads and the device array it made or wrote. end_capture() undoes the
 # writes the capture made to arrays (on a GPU nothing runs during a capture), fills the
-# arrays the capture made with garbage (NaN) as a GPU leaves them, and returns a Graph; Graph.launch() runs the recorded closures again in order, writing each result
+# arrays the capture made with garbage (NaN) as a GPU leaves them, and returns a Graph;
+# Graph.launch() runs the recorded closures again in order, writing each result
 # into the same device array (static addresses), so new contents of the inputs give new
 # results. What CUDA refuses in a capture is refused here with CUDARuntimeError naming the
 # operation and its call site, and it invalidates the capture: host synchronisations,
