@@ -18,7 +18,6 @@ refusal and replayed; the bit-for-bit comparison runs for one entry of each fami
 machine and is marked slow (:data:`TOO_LARGE_TO_RECORD`).
 """
 
-import dataclasses
 import gc
 import importlib
 import warnings
@@ -35,14 +34,13 @@ from cvzoo.models.detection.ssd.ssd import SSD
 from cvzoo.testing import small_models
 from cvzoo.testing.synthetic_examples import synthetic_examples
 from cvzoo.training import train
+from tests.helpers.registry_runs import small_for_training
 
 # the tasks every model of which trains as a graph
 CAPTURED_TASKS = ('classification', 'semantic_segmentation')
 # the detector families (base classes) whose train chains are captured: SSD, and YOLO's
 # (the recipe pads each image's boxes to max_boxes, assigned to anchors on the device)
 CAPTURED_DETECTORS = (SSD, DarknetDetector)
-# classifiers whose fully connected layers need a given input side; others train at 64
-CLASSIFIER_SIZE = {'vgg16': 224, 'small_cnn': 32}
 # the warm-up, the capture (which launches its graph) and one launch more
 ITERATIONS = DEFAULT_WARMUP + 2
 # one entry per family whose graphed run is compared with an eager one, bit for bit: what
@@ -74,19 +72,12 @@ def _params(names):
             else name for name in names]
 
 
-def _small(name, build_small_model):
-    task, model = build_small_model(name)
-    if task == 'classification':
-        model.preset = dataclasses.replace(model.preset, size=CLASSIFIER_SIZE.get(name, 64))
-    return task, model
-
-
 def _train(name, stand_in, out, cuda_graph, build_small_model):
     """``name``'s small model trained ITERATIONS steps on cuda:0 (a refused capture
     raises its RuntimeWarning; numerical ones, such as an exp overflowing in a decoder of
     random weights, stay warnings); the TrainingResult."""
     stand_in.install().random.seed(0)  # lazily shaped layers draw from CuPy's generator
-    task, model = _small(name, build_small_model)
+    task, model = small_for_training(name, build_small_model)
     n_class = small_models.n_class_of(name)
     examples = synthetic_examples(task, n_class, n=4, n_point=getattr(model, 'n_point', 17))
     with warnings.catch_warnings():

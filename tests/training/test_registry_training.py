@@ -12,7 +12,6 @@ gradient changed and stayed on the device, and the trained model goes to
 recipe fails here.
 """
 
-import dataclasses
 import importlib
 import shutil
 
@@ -25,9 +24,8 @@ from cvzoo.models import list_models
 from cvzoo.testing import small_models
 from cvzoo.testing.synthetic_examples import synthetic_examples
 from cvzoo.training import train
+from tests.helpers.registry_runs import small_for_training
 
-# classifiers whose fully connected layers need a given input side; others train at 64
-CLASSIFIER_SIZE = {'vgg16': 224, 'small_cnn': 32}
 
 
 @pytest.fixture(autouse=True)
@@ -46,13 +44,6 @@ def saved(monkeypatch):
     monkeypatch.setattr(module, 'save_trained_model',
                         lambda model, path, name, **kwargs: calls.append((model, name, kwargs)))
     return calls
-
-
-def _small(name, build_small_model):
-    task, model = build_small_model(name)
-    if task == 'classification':
-        model.preset = dataclasses.replace(model.preset, size=CLASSIFIER_SIZE.get(name, 64))
-    return task, model
 
 
 def _train_twice(name, model, task, device, out):
@@ -88,7 +79,7 @@ def _check_trained(name, model, result, before, out, saved):
 
 @pytest.mark.parametrize('name', list_models())
 def test_two_iterations_on_the_cpu(name, build_small_model, saved, tmp_path):
-    task, model = _small(name, build_small_model)
+    task, model = small_for_training(name, build_small_model)
     result, before = _train_twice(name, model, task, 'cpu', tmp_path)
     _check_trained(name, model, result, before, tmp_path, saved)
 
@@ -97,7 +88,7 @@ def test_two_iterations_on_the_cpu(name, build_small_model, saved, tmp_path):
 def test_two_iterations_on_the_second_gpu(name, build_small_model, gpu_pair, saved,
                                          tmp_path):
     current, target = gpu_pair
-    task, model = _small(name, build_small_model)
+    task, model = small_for_training(name, build_small_model)
     current.use()
     result, before = _train_twice(name, model, task, str(target), tmp_path)
     _check_trained(name, model, result, before, tmp_path, saved)
