@@ -12,6 +12,7 @@ True
 """
 
 import contextlib
+import functools
 import sys
 import threading
 import time
@@ -518,6 +519,25 @@ def on_device_of(value, reference: Array, dtype=None) -> Array:
     cupy = _import_cupy()
     with cupy.cuda.Device(device.id):
         return cupy.asarray(value, dtype=dtype)
+
+
+def device_constant(values, reference):
+    """Host constant ``values`` (a NumPy array: anchors, scales) on ``reference``'s device.
+
+    On the CPU ``values`` itself; on a GPU a copy made once per value and device and kept,
+    so that a training step or forward reads it without a copy from the host (which would
+    keep the step out of a CUDA graph), as ``F.resize_images`` keeps its matrices.
+    """
+    device = get_device_from_array(reference)
+    if device.kind == 'cpu':
+        return values
+    values = numpy.ascontiguousarray(values)
+    return _cached_constant(values.tobytes(), values.dtype.str, values.shape, str(device))
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_constant(data, dtype, shape, device):
+    return to_device(numpy.frombuffer(data, dtype).reshape(shape).copy(), device)
 
 
 def _checked_shape(shape) -> tuple:

@@ -57,7 +57,7 @@ def assign_region_targets(head, grid, bboxes, labels):
     shape = (bboxes.shape[0], h, w, len(head['anchors']))
     n_slot = int(numpy.prod(shape))
     size, center = yolo_loss.box_shapes(bboxes)
-    anchors = yolo_decoder.device_constant(
+    anchors = backend.device_constant(
         numpy.asarray(head['anchors'], numpy.float64) / [w, h], bboxes)  # input fractions
     anchor = yolo_loss.shape_iou(xp, size, anchors).argmax(axis=-1)
     valid = labels >= 0

@@ -6,7 +6,7 @@ import cvzoo.core.links as L
 from cvzoo import errors
 from cvzoo.core import backend
 from cvzoo.core.training import convert, reporter
-from cvzoo.models.detection.darknet import region_loss, yolo_decoder, yolo_loss
+from cvzoo.models.detection.darknet import region_loss, yolo_loss
 
 # the loss of each head kind: (raw, head, bboxes, labels) -> (xy, wh, obj, cls)
 HEAD_LOSSES = {'yolo': yolo_loss.yolo_head_loss, 'region': region_loss.region_head_loss}
@@ -20,9 +20,6 @@ class YOLOTrainChain(L.Chain):
     Yolo-Fastest) :mod:`~cvzoo.models.detection.darknet.yolo_loss`, ``[region]`` heads
     (YOLOv2) :mod:`~cvzoo.models.detection.darknet.region_loss`; their docstrings give
     the terms and what differs from Darknet.
-
-    Args:
-        model (DarknetDetector): the detector; its parameters are ``model/...`` here.
 
     The boxes come padded to fixed shapes (``images_and_padded_boxes``, the recipe's
     converter), so that the whole step, target assignment included, runs on the device
@@ -95,5 +92,5 @@ def _fractions(bboxes, labels, size):
     (which overlap nothing)."""
     xp = backend.get_array_module(bboxes)
     H, W = size
-    scale = yolo_decoder.device_constant(numpy.array([W, H, W, H], numpy.float64), bboxes)
+    scale = backend.device_constant(numpy.array([W, H, W, H], numpy.float64), bboxes)
     return xp.where((labels >= 0)[..., None], bboxes.astype(numpy.float64) / scale, 0)

@@ -15,30 +15,9 @@ Boxes come out as fractions of the network input, which without letterboxing are
 fractions of the original image.
 """
 
-import functools
-
 import numpy
 
 from cvzoo.core import backend
-
-
-def device_constant(values, reference):
-    """Host constant ``values`` (a NumPy array: anchors, scales) on ``reference``'s device.
-
-    On the CPU ``values`` itself; on a GPU a copy made once per value and device and kept,
-    so that a training step or forward reads it without a copy from the host (which would
-    keep the step out of a CUDA graph), as ``F.resize_images`` keeps its matrices.
-    """
-    device = backend.get_device_from_array(reference)
-    if device.kind == 'cpu':
-        return values
-    values = numpy.ascontiguousarray(values)
-    return _cached_constant(values.tobytes(), values.dtype.str, values.shape, str(device))
-
-
-@functools.lru_cache(maxsize=256)
-def _cached_constant(data, dtype, shape, device):
-    return backend.to_device(numpy.frombuffer(data, dtype).reshape(shape).copy(), device)
 
 
 def _sigmoid(xp, x):
@@ -74,7 +53,7 @@ def decode_yolo_head(raw, head, insize):
     xp = backend.get_array_module(raw)
     B, _, h, w = raw.shape
     n_class = head['n_class']
-    anchors = device_constant(numpy.asarray(head['anchors'], raw.dtype), raw)
+    anchors = backend.device_constant(numpy.asarray(head['anchors'], raw.dtype), raw)
     n_anchor = len(anchors)
     # (B, A, 5 + C, h, w) -> (B, h, w, A, 5 + C)
     t = raw.reshape(B, n_anchor, 5 + n_class, h, w).transpose(0, 3, 4, 1, 2)
@@ -82,11 +61,12 @@ def decode_yolo_head(raw, head, insize):
     if head['kind'] == 'yolo':
         s = dtype(head['scale_x_y'])
         shift = (s - 1) / 2
-        anchor_scale = device_constant(numpy.array([insize[1], insize[0]], raw.dtype), raw)
+        anchor_scale = backend.device_constant(
+            numpy.array([insize[1], insize[0]], raw.dtype), raw)
         class_prob = _sigmoid(xp, t[..., 5:])
     else:
         s, shift = dtype(1), dtype(0)
-        anchor_scale = device_constant(numpy.array([w, h], raw.dtype), raw)
+        anchor_scale = backend.device_constant(numpy.array([w, h], raw.dtype), raw)
         class_prob = _softmax(xp, t[..., 5:], axis=-1)
     column = xp.arange(w, dtype=raw.dtype)[None, None, :, None]
     row = xp.arange(h, dtype=raw.dtype)[None, :, None, None]

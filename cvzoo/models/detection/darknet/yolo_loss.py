@@ -105,7 +105,7 @@ def _anchor_tables(head, reference):
     position = numpy.full(len(all_anchors), -1, numpy.int64)
     position[list(head['mask'])] = numpy.arange(len(head['mask']))
     ours = all_anchors[list(head['mask'])]
-    return tuple(yolo_decoder.device_constant(table, reference)
+    return tuple(backend.device_constant(table, reference)
                  for table in (all_anchors, position, ours))
 
 
