@@ -137,7 +137,8 @@ def _concat_field(values, device, padding):
 def images_and_target_lists(batch, device=None, padding=0):
     """Stack the images of a batch on ``device``; every other field stays a per-image
     list of host values (boxes, labels, sizes, scales), as the detectors' train chains
-    take them (``YOLOTrainChain``, the Faster R-CNN and RetinaNet chains).
+    take them (the Faster R-CNN and RetinaNet chains; ``YOLOTrainChain`` takes these too,
+    while its recipe pads them: :func:`images_and_padded_boxes`).
 
     Args:
         batch (list of tuple): examples ``(img, field, ...)``, img (C, H, W).
