@@ -12,13 +12,14 @@ and Adam's fused kernel on a GPU, the same NumPy expression as a single paramete
 CPU): a handful of array calls and kernels per group instead of a dozen Python calls and a
 few kernels per parameter.
 
-Flat buffers rather than a kernel over pointer tables: the update stays the rule's own code (one
-home, and the CPU's NumPy twin is the very same expression, so the result is equal bit for bit to
-the per-parameter path), CUDA graphs capture it like any other kernel, and a pointer-table kernel
-would need its own raw CUDA source and stand-in. The price is one copy of the gradients per step
-(the gather), a gradient-sized buffer per group, and the views: measured on ResNet-50 (batch 1, 32
-x 32, bench/count_step_calls.py) the update went from 6,042 Python calls and 483 kernel launches to
-1,421 calls and 4 launches; on the CPU its time (with WeightDecay, 2 cores) from 79 to 74 ms.
+Flat buffers rather than a kernel over pointer tables: the update stays the rule's own code
+(one home, and the CPU's NumPy twin is the very same expression, so the result is equal bit
+for bit to the per-parameter path), CUDA graphs capture it like any other kernel, and a
+pointer-table kernel would need its own raw CUDA source and stand-in. The price is one copy
+of the gradients per step (the gather), a gradient-sized buffer per group, and the views:
+measured on ResNet-50 (batch 1, 32 x 32, bench/count_step_calls.py) the update went from
+6,042 Python calls and 483 kernel launches to 1,421 calls and 4 launches; on the CPU its
+time (with WeightDecay, 2 cores) from 79 to 74 ms.
 
 What keeps the per-parameter path (``UpdateRule.update``), each step anew:
 
