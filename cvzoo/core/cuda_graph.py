@@ -27,9 +27,9 @@ Inference too: :class:`GraphedForward` runs a network's forward as one graph per
 shape (``predict(..., cuda_graph=True)`` of classifiers, segmenters and one-stage
 detectors, through ``cvzoo.models.common.network_runtime``).
 
-A step the capture refuses (a host synchronisation, a shape that depends on the data, host-
-side randomness, a host-to-device copy: CUDA's rules, which the CuPy stand-in keeps; or new
-parameter arrays instead of in-place updates) raises
+A step the capture refuses (a host synchronisation, a shape that depends on the data,
+host-side randomness, a host-to-device copy: CUDA's rules, which the CuPy stand-in keeps;
+or new parameter arrays instead of in-place updates) raises
 :class:`cvzoo.errors.GraphCaptureError` naming the operation and its call site;
 ``GraphedUpdate`` then warns once, puts back the arrays of before, and goes on eagerly. A
 batch whose shapes or dtypes differ from the captured one (a shorter last batch) runs
