@@ -90,3 +90,25 @@ def test_yolo_max_boxes_not_a_positive_int_is_named(tmp_path, value):
     with pytest.raises(errors.UsageError,
                        match=rf'max_boxes: expected an int >= 1, got {value!r}$'):
         model.training_recipe(max_boxes=value)
+
+
+@pytest.mark.parametrize('bad', [3, -2])
+def test_yolo_label_that_is_no_class_id_is_named_before_the_device(tmp_path, bad):
+    # on a GPU the loss's gathers and scatters would wrap such an id without an error
+    from cvzoo.models.detection.darknet.darknet_detector import DarknetDetector
+
+    cfg = tmp_path / 'tiny.cfg'
+    cfg.write_text(TINY_YOLO_CFG)
+    model = DarknetDetector(cfg, n_fg_class=3)
+    recipe = model.training_recipe()
+    img = numpy.zeros((3,) + tuple(model.insize), numpy.float32)
+    box = numpy.array([[2, 2, 10, 10], [4, 4, 12, 12]], numpy.float32)
+    batch = [(img, box, numpy.array([0, 1], numpy.int32)),
+             (img, box, numpy.array([2, bad], numpy.int32))]
+    message = (rf'labels: image 1 of the batch has the label {bad}, not a class id of a '
+               r'model of 3 classes \(0 to 2\)')
+    with pytest.raises(errors.UsageError, match=message):
+        recipe.converter(batch)
+    with pytest.raises(errors.UsageError, match=message):
+        recipe.train_chain(recipe.converter(batch[:1])[0].repeat(2, axis=0),
+                           [box, box], [batch[0][2], batch[1][2]])

@@ -2,6 +2,7 @@
 
 import numpy
 
+from cvzoo import errors
 from cvzoo.core import backend
 
 
@@ -158,7 +159,7 @@ def images_and_target_lists(batch, device=None, padding=0):
     return list_fields(batch, device, host_fields=range(1, len(batch[0])), padding=padding)
 
 
-def pad_boxes(bboxes, labels, n_box=1, dtype=numpy.float32):
+def pad_boxes(bboxes, labels, n_box=1, dtype=numpy.float32, n_class=None):
     """Per-image boxes and labels as two fixed-shape host arrays, padded rows marked.
 
     The form of the one-stage detectors' train chains that run a step as one CUDA graph
@@ -171,10 +172,17 @@ def pad_boxes(bboxes, labels, n_box=1, dtype=numpy.float32):
         labels (list of array): per image (R_i,) int class ids.
         n_box (int): the least R.
         dtype: of the boxes.
+        n_class (int or None): when given, every label must be a class id in
+            ``[0, n_class)``, checked here on the host (on a GPU an id out of range would
+            be wrapped by the gathers and scatters of the loss, without an error).
 
     Returns:
         tuple: ``bboxes`` (B, R, 4) of ``dtype``, padding rows zero boxes, and ``labels``
         (B, R) int32, padding rows -1; R = max(n_box, most boxes of an image).
+
+    Raises:
+        cvzoo.errors.UsageError: a label out of ``[0, n_class)``, naming the image of the
+            batch, the label and the class count.
 
     >>> bbox, label = pad_boxes([numpy.ones((1, 4)), numpy.zeros((0, 4))], [[2], []], 2)
     >>> bbox.shape, label.tolist()
@@ -189,10 +197,15 @@ def pad_boxes(bboxes, labels, n_box=1, dtype=numpy.float32):
         if len(bbox) != len(label):
             raise ValueError(f'pad_boxes: image {i} has {len(bbox)} boxes but {len(label)} '
                              'labels')
+        if n_class is not None and ((label < 0) | (label >= n_class)).any():
+            bad = label[(label < 0) | (label >= n_class)][0]
+            raise errors.UsageError(
+                f'labels: image {i} of the batch has the label {bad}, not a class id of a '
+                f'model of {n_class} classes (0 to {n_class - 1})')
     return _pad_stack(bboxes, 0, (n_box, 4)), _pad_stack(labels, -1, (n_box,))
 
 
-def images_and_padded_boxes(batch, device=None, n_box=1, padding=0):
+def images_and_padded_boxes(batch, device=None, n_box=1, padding=0, n_class=None):
     """Stack the images of ``(img, bbox, label)`` examples and pad their boxes and labels
     to fixed shapes (:func:`pad_boxes`), all on ``device``: what ``YOLOTrainChain`` takes,
     so that a training step can be one CUDA graph.
@@ -204,6 +217,8 @@ def images_and_padded_boxes(batch, device=None, n_box=1, padding=0):
         n_box (int): the least boxes per image of the padded arrays.
         padding (float): images of different sizes are padded at the bottom and right to
             the largest.
+        n_class (int or None): the class count the labels are checked against
+            (:func:`pad_boxes`).
 
     Returns:
         tuple: ``x`` (B, C, H, W), ``bboxes`` (B, R, 4) float32 (zero boxes padding) and
@@ -220,7 +235,7 @@ def images_and_padded_boxes(batch, device=None, n_box=1, padding=0):
                          f'{len(batch[0])} fields')
     images = _concat_field([example[0] for example in batch], device, padding)
     bboxes, labels = pad_boxes([example[1] for example in batch],
-                               [example[2] for example in batch], n_box)
+                               [example[2] for example in batch], n_box, n_class=n_class)
     return images, backend.to_device(bboxes, device), backend.to_device(labels, device)
 
 

@@ -48,18 +48,21 @@ class YOLOTrainChain(L.Chain):
                 ``x``, in the model's box convention (``YOLOTransform`` gives them so; the
                 chain takes them as they are), on x's device; rows past an image's boxes
                 are padding (any values).
-            labels (array): (B, R) int class ids, -1 on padding rows. Per-image lists of
-                (R_i, 4) boxes and (R_i,) labels are taken too (padded here and sent to
-                x's device: not inside a CUDA graph).
+            labels (array): (B, R) int class ids, -1 on padding rows (the recipe's
+                converter checks them on the host; here they are not, which on a GPU would
+                wait for the device). Per-image lists of (R_i, 4) boxes and (R_i,) labels
+                are taken too (padded and checked here and sent to x's device: not inside
+                a CUDA graph).
 
         Returns:
             Variable: the 0-d loss.
 
         Raises:
-            cvzoo.errors.UsageError: boxes or labels of other shapes.
+            cvzoo.errors.UsageError: boxes or labels of other shapes, or a listed label
+                that is no class id of the model.
         """
         if isinstance(bboxes, (list, tuple)) or isinstance(labels, (list, tuple)):
-            bboxes, labels = convert.pad_boxes(bboxes, labels)
+            bboxes, labels = convert.pad_boxes(bboxes, labels, n_class=self.model.n_fg_class)
         _check_boxes(x, bboxes, labels)
         device = backend.get_device_from_array(x)
         bboxes, labels = backend.to_device(bboxes, device), backend.to_device(labels, device)

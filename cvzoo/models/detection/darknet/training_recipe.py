@@ -61,7 +61,8 @@ def darknet_training_recipe(model, **hyper):
         box_convention=model.box_convention, augment=hyper['augment'])
     return recipe.TrainingRecipe(
         train_chain=train_chain.YOLOTrainChain(model), transform=transform,
-        converter=functools.partial(convert.images_and_padded_boxes, n_box=int(max_boxes)),
+        converter=functools.partial(convert.images_and_padded_boxes, n_box=int(max_boxes),
+                                    n_class=model.n_fg_class),
         optimizer='momentum_sgd', lr=1e-3, batchsize=64, scale_lr=False, momentum=0.9,
         weight_decay=5e-4, iterations=ITERATIONS,
         schedule='multistep', lr_steps=LR_STEPS, warmup_iterations=1000,
