@@ -37,7 +37,7 @@ from cvzoo.core.training.extensions import (
 )
 from cvzoo.datasets.transform_dataset import TransformDataset
 from cvzoo.models.weights.trained_model import save_trained_model
-from cvzoo.training import evaluation, schedule
+from cvzoo.training import class_ids, evaluation, schedule
 
 # the tasks whose models count their classes without the background
 FG_CLASS_TASKS = ('detection', 'instance_segmentation', 'keypoint_detection')
@@ -131,7 +131,8 @@ def train(model, train_dataset, task, label_names, out='result', val_dataset=Non
     size, rank = (comm.size, comm.rank) if comm is not None else (1, 0)
     numpy.random.seed(seed + rank)
     device_random.seed(seed + rank)  # dropout's masks on a GPU
-    dataset = TransformDataset(train_dataset, recipe.transform)
+    dataset = TransformDataset(
+        class_ids.CheckedClassIds(train_dataset, task, len(label_names)), recipe.transform)
     if comm is not None:
         from cvzoo.core.communicators.scatter_dataset import scatter_dataset
 
