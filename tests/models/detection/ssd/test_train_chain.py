@@ -10,7 +10,7 @@ from cvzoo.models.detection.ssd import augmentation, ssd, ssd_tiny, train_chain
 
 def _batch(model, B=2, seed=0):
     rng = numpy.random.RandomState(seed)
-    transform = augmentation.SSDTransform(model.coder, model.insize, model.mean)
+    transform = augmentation.SSDTransform(model.coder, model.insize, model.mean, seed=seed)
     examples = []
     for _ in range(B):
         img = rng.uniform(0, 255, (3, 80, 100)).astype(numpy.float32)
