@@ -393,24 +393,12 @@ def using_device_of(*arrays):
     >>> with using_device_of(np.zeros(2)):
     ...     pass
     """
-    cupy = _cupy  # _cupy_if_loaded(), inline: this runs for every kernel of own kernels
-    if cupy is None:
-        if 'cupy' not in sys.modules:
-            return _NULL_CONTEXT
-        cupy = _import_cupy()
-    ndarray = cupy.ndarray
+    if _cupy is None and 'cupy' not in sys.modules:
+        return _NULL_CONTEXT
     for x in arrays:
-        if isinstance(x, (list, tuple)):
-            for item in x:
-                if not isinstance(item, ndarray):
-                    item = getattr(item, 'array', item)
-                if isinstance(item, ndarray):
-                    return cupy.cuda.Device(item.device.id)
-            continue
-        if not isinstance(x, ndarray):
-            x = getattr(x, 'array', x)
-        if isinstance(x, ndarray):
-            return cupy.cuda.Device(x.device.id)
+        gpu = _first_gpu(x if isinstance(x, (list, tuple)) else (x,))
+        if gpu is not None:
+            return _cupy.cuda.Device(gpu)
     return _NULL_CONTEXT
 
 
