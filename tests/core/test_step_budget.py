@@ -59,13 +59,17 @@ def cpu_counts():
     return _phase_rows(out.stdout.splitlines())
 
 
+def _assert_within(count, measured, what, command):
+    """``count`` (of one ResNet-50 step) is at most the budget: ``measured`` plus 5%."""
+    budget = int(measured * MARGIN)
+    assert count <= budget, (f'{what}: {count:,} per ResNet-50 step, over the budget of '
+                             f'{budget:,} (measured {measured:,}); see {command}')
+
+
 @pytest.mark.parametrize('phase', ['forward', 'backward', 'update'])
 def test_python_calls_stay_within_budget(cpu_counts, phase):
-    calls = cpu_counts[phase][0]
-    budget = int(PYTHON_CALLS[phase] * MARGIN)
-    assert calls <= budget, (
-        f'{phase}: {calls:,} Python calls per ResNet-50 step, over the budget of {budget:,} '
-        f'(measured {PYTHON_CALLS[phase]:,}); see python bench/count_step_calls.py')
+    _assert_within(cpu_counts[phase][0], PYTHON_CALLS[phase], f'{phase}: Python calls',
+                   'python bench/count_step_calls.py')
 
 
 def test_the_whole_step_makes_at_most_half_the_original_python_calls(cpu_counts):
@@ -87,18 +91,13 @@ def stand_in_counts():
 
 @pytest.mark.parametrize('phase', ['forward', 'backward', 'update'])
 def test_stand_in_python_calls_stay_within_budget(stand_in_counts, phase):
-    calls = stand_in_counts[phase][0]
-    budget = int(STAND_IN_PYTHON_CALLS[phase] * MARGIN)
-    assert calls <= budget, (
-        f'{phase}: {calls:,} Python calls per ResNet-50 step on the stand-in, over the '
-        f'budget of {budget:,} (measured {STAND_IN_PYTHON_CALLS[phase]:,}); see python '
-        f'bench/count_step_calls.py --device cuda:0 --fake-cuda')
+    _assert_within(stand_in_counts[phase][0], STAND_IN_PYTHON_CALLS[phase],
+                   f'{phase}: Python calls on the stand-in',
+                   'python bench/count_step_calls.py --device cuda:0 --fake-cuda')
 
 
 def test_kernel_launches_stay_within_budget(stand_in_counts):
     for phase, measured in KERNELS.items():
-        kernels = stand_in_counts[phase][1]
-        budget = int(measured * MARGIN)
-        assert kernels <= budget, (
-            f'{phase}: {kernels:,} kernel launches per ResNet-50 step on the stand-in, over '
-            f'the budget of {budget:,} (measured {measured:,})')
+        _assert_within(stand_in_counts[phase][1], measured,
+                       f'{phase}: kernel launches on the stand-in',
+                       'python bench/count_step_calls.py --device cuda:0 --fake-cuda')
